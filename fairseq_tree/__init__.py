@@ -1,0 +1,15 @@
+"""fairseq-tree: tree-to-sequence Transformers with hierarchical accumulation.
+
+Nguyen et al., "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
+Load with ``fairseq-train --user-dir <path>/fairseq_tree``; importing the package registers the
+``tree_translation`` task (and the tree models once they exist).
+"""
+
+import os
+
+# torch >= 2.6 loads checkpoints with weights_only=True, which rejects the argparse.Namespace
+# that fairseq stores in every checkpoint. This is the one environment default the plugin sets;
+# an explicit value from the user wins.
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+
+from fairseq_tree import tasks  # noqa: E402,F401  (registers tasks with fairseq)

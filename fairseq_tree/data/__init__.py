@@ -1,0 +1,4 @@
+from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree, label_symbol
+from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset
+
+__all__ = ["EncodedTree", "TreeLanguagePairDataset", "encode_tree", "label_symbol"]

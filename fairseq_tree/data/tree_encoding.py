@@ -1,0 +1,52 @@
+"""Turning a normalised tree into the three integer sequences the tree model reads.
+
+A source example is stored as three aligned items (see ``TreeLanguagePairDataset``):
+
+* leaves: dictionary ids of the n leaf tokens followed by EOS, exactly a stock fairseq source
+  sentence, so ``--tree-input leaves-only`` is plain fairseq translation;
+* labels: dictionary ids of the m node labels, in the tree's pre-order;
+* spans:  the m ``[start, end)`` leaf spans (indices into the leaves, EOS never covered).
+"""
+
+from dataclasses import dataclass
+import torch
+from fairseq.data import Dictionary
+
+from fairseq_tree.trees.normal_form import NormalTree
+
+
+def label_symbol(label: str) -> str:
+    """Dictionary symbol of a node label.
+
+    Labels share the (joined) dictionary with words; wrapping them in square brackets keeps the
+    label ``S`` apart from the word ``S``. Moses tokenisation escapes ``[`` and ``]``, so no text
+    token collides with a wrapped label.
+    """
+    return f"[{label}]"
+
+
+@dataclass
+class EncodedTree:
+    leaves: torch.Tensor  # (n + 1,) leaf ids, EOS last
+    labels: torch.Tensor  # (m,) node label ids
+    spans: torch.Tensor  # (m, 2) [start, end) leaf spans
+
+    @property
+    def num_leaves(self) -> int:
+        return len(self.leaves) - 1
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.labels)
+
+
+def encode_tree(tree: NormalTree, dictionary: Dictionary) -> EncodedTree:
+    """Look up leaves and labels in ``dictionary`` (unknown symbols become ``<unk>``)."""
+    leaf_ids = [dictionary.index(token) for token in tree.leaves] + [dictionary.eos()]
+    label_ids = [dictionary.index(label_symbol(node.label)) for node in tree.nodes]
+    spans = [(node.start, node.end) for node in tree.nodes]
+    return EncodedTree(
+        leaves=torch.tensor(leaf_ids, dtype=torch.long),
+        labels=torch.tensor(label_ids, dtype=torch.long),
+        spans=torch.tensor(spans, dtype=torch.long).view(-1, 2),
+    )

@@ -1,0 +1,11 @@
+"""Pure-Python constituency trees: reading, normal form, subword splitting (no torch)."""
+
+from fairseq_tree.trees.bracketed import DOCUMENT_LABEL, Tree, TreeSyntaxError, format_bracketed, parse_bracketed
+from fairseq_tree.trees.normal_form import Node, NormalTree, normalize, parse_tree, to_bracketed
+from fairseq_tree.trees.subwords import WORD_LABEL, join_subwords, split_words
+
+__all__ = [
+    "DOCUMENT_LABEL", "Node", "NormalTree", "Tree", "TreeSyntaxError", "WORD_LABEL",
+    "format_bracketed", "join_subwords", "normalize", "parse_bracketed", "parse_tree",
+    "split_words", "to_bracketed",
+]

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Create (or update) the project's virtual environment and install fairseq-tree into it.
+#
+# Order matters: fairseq compiles C++/Cython extensions against the installed torch, so torch is
+# installed first and fairseq is built with --no-build-isolation under constraints.txt (build
+# isolation would fetch an unpinned, CUDA-sized torch). Re-running is cheap: pip skips what is there.
+#
+# Usage: bash scripts/setup.sh            (environment in .venv, or $FAIRSEQ_TREE_VENV)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${FAIRSEQ_TREE_VENV:-$root/.venv}
+python=${PYTHON:-python3.11}
+command -v "$python" >/dev/null || python=python3
+
+if [ ! -x "$venv/bin/python" ]; then
+  echo "[setup] creating virtual environment $venv"
+  "$python" -m venv "$venv"
+fi
+pip=("$venv/bin/python" -m pip install --disable-pip-version-check -q -c "$root/constraints.txt")
+
+echo "[setup] torch (CPU build pinned in constraints.txt)"
+"${pip[@]}" torch==2.13.0
+echo "[setup] build requirements of fairseq"
+"${pip[@]}" "setuptools<81" wheel cython numpy
+echo "[setup] fairseq-fixed (compiles its extensions against that torch; a few minutes the first time)"
+"${pip[@]}" --no-build-isolation fairseq-fixed==0.12.3.1
+echo "[setup] fairseq-tree and its test requirements"
+"${pip[@]}" --no-build-isolation -e "$root[test]"
+"$venv/bin/python" -c "import fairseq_tree, fairseq; print('[setup] ok: fairseq', fairseq.__version__)"

@@ -1,0 +1,153 @@
+"""The tree_translation task and TreeLanguagePairDataset: loading, batching, padding."""
+
+import pytest
+import torch
+from fairseq import options, tasks
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+from conftest import PLUGIN_DIR, TREES, make_tree_corpus, run_cli
+from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.trees.normal_form import parse_tree
+
+
+@pytest.fixture(scope="module")
+def data_bin(tmp_path_factory):
+    tree_corpus = make_tree_corpus(tmp_path_factory.mktemp("raw"))
+    dest = tmp_path_factory.mktemp("bin")
+    run_cli(
+        "fairseq-tree-preprocess", "-s", "en", "-t", "fr", "--trainpref", tree_corpus / "train",
+        "--validpref", tree_corpus / "valid", "--destdir", dest, "--joined-dictionary",
+    )
+    return dest
+
+
+def setup_task(data_bin, *extra):
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(
+        parser,
+        [str(data_bin), "--user-dir", str(PLUGIN_DIR), "--task", "tree_translation",
+         "--arch", "transformer", *extra],
+    )
+    cfg = convert_namespace_to_omegaconf(args)
+    task = tasks.setup_task(cfg.task)
+    task.load_dataset("valid")
+    return task, task.dataset("valid")
+
+
+def per_sentence(batch, dictionary):
+    """Split a collated batch back into per-sentence (leaves, [(label, covered leaves)])."""
+    net = batch["net_input"]
+    out = {}
+    for row, sid in enumerate(batch["id"].tolist()):
+        tokens = net["src_tokens"][row]
+        nodes = []
+        for label, (start, end) in zip(net["src_node_labels"][row], net["src_node_spans"][row]):
+            if label == dictionary.pad():
+                assert start == end, "a padded node must have an empty span"
+                continue
+            covered = tokens[start:end]
+            assert covered.ne(dictionary.pad()).all(), "a real node covers a padding column"
+            nodes.append((dictionary[label], dictionary.string(covered)))
+        out[sid] = (dictionary.string(tokens[tokens.ne(dictionary.pad())]), nodes)
+    return out
+
+
+# fairseq turns a bool option that defaults to True into a flag that sets it to False.
+@pytest.mark.parametrize("left_pad", [True, False])
+def test_padded_batch_equals_one_sentence_batches(data_bin, left_pad):
+    task, dataset = setup_task(data_bin, *([] if left_pad else ["--left-pad-source"]))
+    assert dataset.left_pad_source is left_pad
+    d = task.source_dictionary
+    whole = per_sentence(dataset.collater([dataset[i] for i in range(len(dataset))]), d)
+    assert len(whole) == len(TREES)
+    for i in range(len(dataset)):
+        assert per_sentence(dataset.collater([dataset[i]]), d)[i] == whole[i]
+
+
+def test_batches_carry_the_tree(data_bin):
+    task, dataset = setup_task(data_bin)
+    d = task.source_dictionary
+    batch = dataset.collater([dataset[i] for i in range(len(dataset))])
+    assert batch["net_input"]["src_node_spans"].shape[:2] == batch["net_input"]["src_node_labels"].shape
+    for sid, (leaves, nodes) in per_sentence(batch, d).items():
+        tree = parse_tree(TREES[sid])
+        assert leaves == " ".join(tree.leaves)  # Dictionary.string drops the final EOS
+        expected = [(label_symbol(n.label), " ".join(tree.leaves[n.start:n.end])) for n in tree.nodes]
+        assert nodes == expected
+
+
+def test_sizes_count_leaves_and_nodes(data_bin):
+    task, dataset = setup_task(data_bin)
+    for i in range(len(dataset)):
+        tree = parse_tree(TREES[i])
+        assert dataset.num_tokens(i) == max(len(tree.leaves) + 1 + len(tree.nodes), dataset.tgt_sizes[i])
+        assert dataset.size(i)[0] == len(tree.leaves) + 1 + len(tree.nodes)
+
+
+def test_max_source_positions_filters_by_leaves_and_nodes(data_bin):
+    task, dataset = setup_task(data_bin)
+    limit = 8
+    itr = task.get_batch_iterator(
+        dataset, max_tokens=1000, max_positions=(limit, 1024), ignore_invalid_inputs=True
+    ).next_epoch_itr(shuffle=False)
+    kept = sorted(i for batch in itr for i in batch["id"].tolist())
+    expected = [
+        i for i, line in enumerate(TREES)
+        if len(parse_tree(line).leaves) + 1 + len(parse_tree(line).nodes) <= limit
+    ]
+    assert kept == expected and 0 < len(kept) < len(TREES)
+
+
+def test_max_tokens_counts_nodes(data_bin):
+    task, dataset = setup_task(data_bin)
+    itr = task.get_batch_iterator(dataset, max_tokens=20, max_positions=(1024, 1024))
+    for batch in itr.next_epoch_itr(shuffle=False):
+        net = batch["net_input"]
+        source = net["src_lengths"] + net["src_node_labels"].ne(task.source_dictionary.pad()).sum(1)
+        target = batch["target"].ne(task.target_dictionary.pad()).sum(1)
+        longest = int(torch.maximum(source, target).max())
+        assert longest * len(batch["id"]) <= 20 or len(batch["id"]) == 1
+
+
+def test_leaves_only_is_stock_translation(data_bin):
+    task, dataset = setup_task(data_bin, "--tree-input", "leaves-only")
+    batch = dataset.collater([dataset[i] for i in range(len(dataset))])
+    assert set(batch["net_input"]) == {"src_tokens", "src_lengths", "prev_output_tokens"}
+    assert dataset.size(0)[0] == len(parse_tree(TREES[0]).leaves) + 1
+
+
+def test_tree_input_with_a_sequence_model_is_a_clear_error(data_bin):
+    task, _ = setup_task(data_bin)
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(
+        parser, [str(data_bin), "--user-dir", str(PLUGIN_DIR), "--task", "tree_translation",
+                 "--arch", "transformer"],
+    )
+    with pytest.raises(ValueError, match="--tree-input leaves-only"):
+        task.build_model(convert_namespace_to_omegaconf(args).model)
+
+
+def test_interactive_trees_reach_the_model(data_bin):
+    """fairseq-interactive keeps only src_tokens; the task puts the trees back."""
+    task, _ = setup_task(data_bin)
+    lines = [TREES[0], TREES[2], TREES[0]]
+    tokens, lengths = task.get_interactive_tokens_and_lengths(lines, lambda x: x)
+    dataset = task.build_dataset_for_inference(tokens, lengths)
+    full = dataset.collater([dataset[i] for i in range(len(dataset))])
+    seen = {}
+
+    class Recorder:
+        def generate(self, models, sample, **kwargs):
+            seen.update(sample["net_input"])
+            return []
+
+    stripped = {"net_input": {k: full["net_input"][k] for k in ("src_tokens", "src_lengths")}}
+    task.inference_step(Recorder(), [], stripped)
+    assert torch.equal(seen["src_node_labels"], full["net_input"]["src_node_labels"])
+    assert torch.equal(seen["src_node_spans"], full["net_input"]["src_node_spans"])
+
+
+def test_interactive_malformed_tree_is_a_clear_error(data_bin):
+    task, _ = setup_task(data_bin)
+    with pytest.raises(SystemExit, match="input line 2: malformed tree"):
+        task.get_interactive_tokens_and_lengths([TREES[0], "(S (NP a"], lambda x: x)

@@ -1,0 +1,92 @@
+"""Real fairseq runs on the real parsed sample: the README example, then validate / generate /
+interactive on what it trained, and the plugin loaded from an installed copy."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BIBLE, PLUGIN_DIR, ROOT, run_cli
+from fairseq_tree.trees.normal_form import parse_tree
+
+COMMON = ["--user-dir", PLUGIN_DIR, "--task", "tree_translation", "--num-workers", "0"]
+
+
+def test_sample_provenance_and_alignment():
+    for split in ("train", "valid", "test"):
+        trees = (BIBLE / f"{split}.en").read_text(encoding="utf-8").splitlines()
+        targets = (BIBLE / f"{split}.fr").read_text(encoding="utf-8").splitlines()
+        assert len(trees) == len(targets) > 0
+        for line in trees:
+            assert parse_tree(line).nodes, line
+    assert "link-grammar" in (BIBLE / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """scripts/example.sh, the README's main job, run as a user runs it."""
+    work = tmp_path_factory.mktemp("example")
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "example.sh"), str(work)],
+        capture_output=True, text=True,
+        env=dict(os.environ, MAX_UPDATE="30", FAIRSEQ_TREE_VENV=sys.prefix),
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return work, proc
+
+
+def test_example_trains_and_translates(example):
+    work, proc = example
+    assert (work / "checkpoints" / "checkpoint_last.pt").exists()
+    assert re.search(r"num_updates 30\b", proc.stdout + proc.stderr)
+    generated = (work / "generate-test.txt").read_text(encoding="utf-8")
+    n_test = len((BIBLE / "test.en").read_text(encoding="utf-8").splitlines())
+    hypotheses = re.findall(r"^H-(\d+)\t", generated, flags=re.M)
+    assert sorted(map(int, hypotheses)) == list(range(n_test))
+    assert "BLEU4" in generated
+
+
+def test_validate_on_tree_data(example):
+    work, _ = example
+    proc = run_cli(
+        "fairseq-validate", work / "data-bin", *COMMON, "--tree-input", "leaves-only",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "valid",
+    )
+    assert re.search(r"valid on 'valid' subset \| loss [\d.]+", proc.stdout + proc.stderr)
+
+
+def test_interactive_reads_trees_and_applies_bpe(example):
+    work, _ = example
+    raw = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()[:3]
+    bpe = (work / "bpe" / "test.en").read_text(encoding="utf-8").splitlines()[:3]
+    proc = run_cli(
+        "fairseq-interactive", work / "data-bin", *COMMON, "--tree-input", "leaves-only",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--source-lang", "en",
+        "--target-lang", "fr", "--bpe", "subword_nmt", "--bpe-codes", work / "bpe" / "codes",
+        "--beam", "2", stdin="\n".join(raw) + "\n",
+    )
+    sources = re.findall(r"^S-(\d+)\t(.*)$", proc.stdout, flags=re.M)
+    assert [int(i) for i, _ in sources] == [0, 1, 2]
+    # Each leaf went through the BPE codes exactly as fairseq-tree-bpe applied them.
+    assert [s for _, s in sources] == [" ".join(parse_tree(line).leaves) for line in bpe]
+    assert len(re.findall(r"^H-\d+\t", proc.stdout, flags=re.M)) == 3
+
+
+def test_plugin_works_from_an_installed_copy(example, tmp_path):
+    """A non-editable install of the package is a working --user-dir."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q",
+         "--target", str(target), str(ROOT)],
+        check=True, capture_output=True,
+    )
+    work, _ = example
+    proc = run_cli(
+        "fairseq-validate", work / "data-bin", "--user-dir", target / "fairseq_tree",
+        "--task", "tree_translation", "--tree-input", "leaves-only", "--num-workers", "0",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "test",
+    )
+    assert "valid on 'test' subset" in proc.stdout + proc.stderr
