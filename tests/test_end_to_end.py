@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from fairseq.data import Dictionary
 
 from conftest import BIBLE, PLUGIN_DIR, ROOT, run_cli
 from fairseq_tree.trees.normal_form import parse_tree
@@ -53,7 +54,7 @@ def test_validate_on_tree_data(example):
     work, _ = example
     proc = run_cli(
         "fairseq-validate", work / "data-bin", *COMMON, "--tree-input", "leaves-only",
-        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "valid",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "valid", "--max-tokens", "4000",
     )
     assert re.search(r"valid on 'valid' subset \| loss [\d.]+", proc.stdout + proc.stderr)
 
@@ -71,7 +72,9 @@ def test_interactive_reads_trees_and_applies_bpe(example):
     sources = re.findall(r"^S-(\d+)\t(.*)$", proc.stdout, flags=re.M)
     assert [int(i) for i, _ in sources] == [0, 1, 2]
     # Each leaf went through the BPE codes exactly as fairseq-tree-bpe applied them.
-    assert [s for _, s in sources] == [" ".join(parse_tree(line).leaves) for line in bpe]
+    d = Dictionary.load(str(work / "data-bin" / "dict.en.txt"))
+    expected = [" ".join(d[d.index(t)] for t in parse_tree(line).leaves) for line in bpe]
+    assert [s for _, s in sources] == expected
     assert len(re.findall(r"^H-\d+\t", proc.stdout, flags=re.M)) == 3
 
 
@@ -87,6 +90,6 @@ def test_plugin_works_from_an_installed_copy(example, tmp_path):
     proc = run_cli(
         "fairseq-validate", work / "data-bin", "--user-dir", target / "fairseq_tree",
         "--task", "tree_translation", "--tree-input", "leaves-only", "--num-workers", "0",
-        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "test",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "test", "--max-tokens", "4000",
     )
     assert "valid on 'test' subset" in proc.stdout + proc.stderr
