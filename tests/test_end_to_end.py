@@ -54,7 +54,8 @@ def test_validate_on_tree_data(example):
     work, _ = example
     proc = run_cli(
         "fairseq-validate", work / "data-bin", *COMMON, "--tree-input", "leaves-only",
-        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "valid", "--max-tokens", "4000",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "valid",
+        "--max-tokens", "4000",
     )
     assert re.search(r"valid on 'valid' subset \| loss [\d.]+", proc.stdout + proc.stderr)
 
@@ -90,6 +91,7 @@ def test_plugin_works_from_an_installed_copy(example, tmp_path):
     proc = run_cli(
         "fairseq-validate", work / "data-bin", "--user-dir", target / "fairseq_tree",
         "--task", "tree_translation", "--tree-input", "leaves-only", "--num-workers", "0",
-        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "test", "--max-tokens", "4000",
+        "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "test",
+        "--max-tokens", "4000",
     )
     assert "valid on 'test' subset" in proc.stdout + proc.stderr

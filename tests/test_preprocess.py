@@ -179,3 +179,16 @@ def test_missing_input_file_is_named(tree_corpus, tmp_path):
     proc = preprocess(tree_corpus, tmp_path / "bin", check=False)
     assert proc.returncode == 1
     assert f"{tree_corpus / 'test.fr'}: no such file" in proc.stderr
+
+
+def test_progress_is_logged_when_not_on_a_terminal(caplog):
+    from fairseq_tree.data.progress import Progress
+
+    with caplog.at_level("INFO"), Progress("binarizing train", interval=1000) as progress:
+        for _ in range(5):
+            progress.update(900)
+    lines = [r.getMessage() for r in caplog.records if r.name == "fairseq_tree.data.progress"]
+    assert [line.split(" (")[0] for line in lines] == [
+        "binarizing train: 1800 pairs", "binarizing train: 2700 pairs",
+        "binarizing train: 3600 pairs", "binarizing train: 4500 pairs",
+    ]

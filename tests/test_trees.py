@@ -174,3 +174,21 @@ def test_sentencepiece_join():
 def test_segmenter_must_return_pieces():
     with pytest.raises(ValueError, match="invalid pieces"):
         split_words(parse_tree("(S a b)"), lambda w: [])
+
+
+def test_real_link_grammar_output_is_read_with_leaves_verbatim():
+    """Trees exactly as Debian's link-grammar printed them for the shipped sample."""
+    from conftest import BIBLE
+
+    raw = (BIBLE / "link_grammar_raw.txt").read_text(encoding="utf-8").splitlines()
+    tokens = (BIBLE / "train.en").read_text(encoding="utf-8").splitlines()
+    assert len(raw) == 10
+    leaves = []
+    for raw_line, token_line in zip(raw, tokens):
+        tree, clean = parse_tree(raw_line), parse_tree(token_line)
+        tree.validate()
+        assert len(tree.leaves) == len(clean.leaves)
+        assert [(n.start, n.end) for n in tree.nodes] == [(n.start, n.end) for n in clean.nodes]
+        leaves += tree.leaves
+    assert any(leaf.endswith(".v-d") for leaf in leaves)
+    assert any("{!" in leaf for leaf in leaves)

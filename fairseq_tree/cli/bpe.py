@@ -13,11 +13,13 @@ segments plain lines. subword-nmt and sentencepiece do the segmenting.
 
 import argparse
 import contextlib
+import logging
 import os
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterator, List, TextIO
 
+from fairseq_tree.data.progress import Progress
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import parse_tree, to_bracketed
 from fairseq_tree.trees.subwords import split_words
@@ -182,14 +184,19 @@ def segment_line(line: str, lineno: int, args, segment, stats: ApplyStats) -> st
 def apply(args):
     segment = build_segmenter(args)
     stats = ApplyStats()
-    with open_text(args.input, "r") as source, open_text(args.output, "w") as sink:
+    with open_text(args.input, "r") as source, open_text(args.output, "w") as sink, Progress(
+        f"segmenting {display_name(args.input)}", unit="lines"
+    ) as progress:
         for lineno, line in enumerate(source, start=1):
             sink.write(segment_line(line, lineno, args, segment, stats) + "\n")
             stats.lines += 1
+            progress.update(1)
     print(stats.report(), file=sys.stderr)
 
 
 def cli_main(argv=None):
+    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
+                        level=logging.INFO, stream=sys.stderr, force=True)
     args = get_parser().parse_args(argv)
     try:
         learn(args) if args.command == "learn" else apply(args)

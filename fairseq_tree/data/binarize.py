@@ -7,8 +7,6 @@ pairs; the main process writes them in input order.
 
 import itertools
 import logging
-import sys
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from multiprocessing import Pool
@@ -20,6 +18,7 @@ from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder, best_fitting_int_dtype
 from fairseq.tokenizer import tokenize_line
 
+from fairseq_tree.data.progress import Progress
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree, label_symbol
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree
@@ -193,31 +192,6 @@ class ChunkMapper:
             yield from pool.imap(fn, chunks, chunksize=1)
 
 
-class Progress:
-    """Pairs processed so far: a tqdm bar on a terminal, a log line every ``interval`` otherwise."""
-
-    def __init__(self, desc: str, interval: int = 100_000):
-        self.desc, self.interval, self.done = desc, interval, 0
-        self.start = time.monotonic()
-        self.bar = None
-        if sys.stderr.isatty():
-            from tqdm import tqdm
-
-            self.bar = tqdm(desc=desc, unit=" pairs", file=sys.stderr, leave=False)
-
-    def update(self, n: int):
-        before, self.done = self.done, self.done + n
-        if self.bar is not None:
-            self.bar.update(n)
-        elif before // self.interval != self.done // self.interval:
-            rate = self.done / max(time.monotonic() - self.start, 1e-9)
-            logger.info(f"{self.desc}: {self.done} pairs ({rate:.0f} pairs/s)")
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.close()
-
-
 def _handle_invalid(pair: ParsedPair, files: PairFiles, skip_invalid: bool):
     path = files.src if pair.error_side == "src" else files.tgt
     error = InputError(path, pair.lineno, pair.error)
@@ -229,15 +203,12 @@ def _handle_invalid(pair: ParsedPair, files: PairFiles, skip_invalid: bool):
 def count_symbols(files: PairFiles, mapper: ChunkMapper, skip_invalid: bool) -> SymbolCounts:
     """Count dictionary symbols of a split; invalid pairs raise unless ``skip_invalid``."""
     total = SymbolCounts()
-    progress = Progress(f"counting {files.src}")
-    try:
+    with Progress(f"counting {files.src}") as progress:
         for counts, invalid in mapper.map(count_chunk, chunked(read_pairs(files))):
             for pair in invalid:
                 _handle_invalid(pair, files, skip_invalid)
             total.update(counts)
             progress.update(counts.pairs)
-    finally:
-        progress.close()
     return total
 
 
@@ -335,8 +306,7 @@ def binarize_split(
     summary = SplitSummary(name)
     writer = SplitWriter(src_prefix, tgt_prefix, len(src_dict), len(tgt_dict))
     mapper = ChunkMapper(workers, src_dict, tgt_dict)
-    progress = Progress(f"binarizing {name}")
-    try:
+    with Progress(f"binarizing {name}") as progress:
         for encoded in mapper.map(encode_chunk, chunked(read_pairs(files))):
             for pair in encoded:
                 if pair.invalid is not None:
@@ -345,7 +315,5 @@ def binarize_split(
                 writer.add(pair)
                 summary.add(pair, src_dict.unk(), tgt_dict.unk())
             progress.update(len(encoded))
-    finally:
-        progress.close()
     writer.finalize()
     return summary

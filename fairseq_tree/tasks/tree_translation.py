@@ -144,7 +144,7 @@ class TreeTranslationTask(TranslationTask):
         except TreeSyntaxError as err:
             raise SystemExit(
                 f"tree_translation: input line {self._interactive_lines}: malformed tree: {err}"
-            )
+            ) from None
         tree = split_words(tree, lambda word: encode_fn(word).split())
         return encode_tree(tree, self.source_dictionary)
 

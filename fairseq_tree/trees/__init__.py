@@ -1,6 +1,12 @@
 """Pure-Python constituency trees: reading, normal form, subword splitting (no torch)."""
 
-from fairseq_tree.trees.bracketed import DOCUMENT_LABEL, Tree, TreeSyntaxError, format_bracketed, parse_bracketed
+from fairseq_tree.trees.bracketed import (
+    DOCUMENT_LABEL,
+    Tree,
+    TreeSyntaxError,
+    format_bracketed,
+    parse_bracketed,
+)
 from fairseq_tree.trees.normal_form import Node, NormalTree, normalize, parse_tree, to_bracketed
 from fairseq_tree.trees.subwords import WORD_LABEL, join_subwords, split_words
 

@@ -42,7 +42,8 @@ def parse_bracketed(text: str) -> Tree:
 
     Several trees on one line (a multi-sentence segment) are joined under one ``DOC`` node, so
     that the line stays one example. Wrappers (``ROOT``, ``TOP``, empty label) around one tree
-    are removed; a wrapper around several trees becomes a ``DOC`` node, so no label is empty. Iterative, so deep trees cannot exhaust Python's recursion limit.
+    are removed; a wrapper around several trees becomes a ``DOC`` node, so no label is empty.
+    Iterative, so deep trees cannot exhaust Python's recursion limit.
     """
     tokens = _TOKEN.findall(text)
     if not tokens:
