@@ -66,14 +66,11 @@ def read_pairs(files: PairFiles) -> Iterator[RawPair]:
     with open(files.src, "rb") as src, open(files.tgt, "rb") as tgt:
         for lineno, (s, t) in enumerate(itertools.zip_longest(src, tgt), start=1):
             if s is None or t is None:
-                longer, shorter = (tgt, files.src) if s is None else (src, files.tgt)
-                n_short = lineno - 1
-                n_long = lineno + sum(1 for _ in longer)
+                short, long, rest = (files.src, files.tgt, tgt) if s is None else (files.tgt, files.src, src)
                 raise InputError(
-                    shorter,
-                    None,
-                    f"has {n_short} lines but {files.tgt if s is None else files.src} has "
-                    f"{n_long}; source and target files must have the same number of lines",
+                    short, None,
+                    f"has {lineno - 1} lines but {long} has {lineno + sum(1 for _ in rest)}; "
+                    "source and target files must have the same number of lines",
                 )
             yield RawPair(lineno, s, t)
 
