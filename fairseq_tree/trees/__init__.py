@@ -7,11 +7,27 @@ from fairseq_tree.trees.bracketed import (
     format_bracketed,
     parse_bracketed,
 )
-from fairseq_tree.trees.normal_form import Node, NormalTree, normalize, parse_tree, to_bracketed
+from fairseq_tree.trees.normal_form import (
+    Node,
+    NormalTree,
+    normalize,
+    parse_tree,
+    to_bracketed,
+)
 from fairseq_tree.trees.subwords import WORD_LABEL, join_subwords, split_words
 
 __all__ = [
-    "DOCUMENT_LABEL", "Node", "NormalTree", "Tree", "TreeSyntaxError", "WORD_LABEL",
-    "format_bracketed", "join_subwords", "normalize", "parse_bracketed", "parse_tree",
-    "split_words", "to_bracketed",
+    "DOCUMENT_LABEL",
+    "WORD_LABEL",
+    "Node",
+    "NormalTree",
+    "Tree",
+    "TreeSyntaxError",
+    "format_bracketed",
+    "join_subwords",
+    "normalize",
+    "parse_bracketed",
+    "parse_tree",
+    "split_words",
+    "to_bracketed",
 ]

@@ -1,19 +1,32 @@
-"""Reading and writing bracketed constituency trees, one per line, as parsers print them.
+"""Reading and writing bracketed constituency trees, one line at a time, as parsers print them.
 
 Handles stanza / CoreNLP / benepar / PTB output (``(ROOT (S (NP (DT the) (NN dog)) ...))``,
 ``( (S ...))``) and link-grammar output, whose phrases hold bare tokens (``(NP the dog.n)``).
-Tokens are kept verbatim here; normalisation lives in ``normal_form``.
+Tokens are kept verbatim here (``ran.v``, ``{word}``, ``-LRB-``); normalisation lives in
+``normal_form``.
+
+Reading rules:
+
+* the outermost ``(ROOT x)``, ``(TOP x)`` or ``( x)`` around exactly one child ``x`` is a wrapper
+  and is removed (repeatedly); ``(ROOT x y)`` keeps its node, and an unlabelled ``( x y)`` becomes
+  a ``DOC`` node, so that no node label is empty. Around a single token the bracket stays: the
+  normaliser reads ``(ROOT w)`` as the word ``w`` tagged ROOT and ``( w)`` as an untagged word;
+* several trees on one line (a multi-sentence segment) are joined under one ``DOC`` node, so the
+  line stays one example;
+* a label is written right after its ``(``, as NLTK reads trees, so ``( x y)`` has no label;
+  only wrappers may omit their label: ``(S ( a b))`` is an error.
 """
 
 import re
 from dataclasses import dataclass, field
-from typing import List, Union
 
 DOCUMENT_LABEL = "DOC"
 # Outermost labels that only wrap the real tree (stanza/CoreNLP ROOT, benepar/NLTK TOP, PTB "").
 WRAPPER_LABELS = frozenset({"", "ROOT", "TOP"})
 
-_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+# "(" with the label written right after it (as NLTK reads trees: "( x)" has no label), ")", or
+# a token.
+_TOKEN = re.compile(r"\([^\s()]*|\)|[^\s()]+")
 
 
 class TreeSyntaxError(ValueError):
@@ -22,62 +35,92 @@ class TreeSyntaxError(ValueError):
 
 @dataclass
 class Tree:
+    """A bracketed tree as written: a label and its children, a ``str`` child being a token."""
+
     label: str
-    children: List[Union["Tree", str]] = field(default_factory=list)  # str children are tokens
+    children: list["Tree | str"] = field(default_factory=list)
 
 
 def _strip_wrappers(tree: Tree) -> Tree:
-    """Drop wrapper labels around a single tree; a wrapper around several trees is a document."""
+    """Drop wrapper labels around a single child; a wrapper over several keeps its node."""
     while tree.label in WRAPPER_LABELS:
         if len(tree.children) > 1:
-            return Tree(DOCUMENT_LABEL, tree.children)
+            return Tree(tree.label or DOCUMENT_LABEL, tree.children)
         if not isinstance(tree.children[0], Tree):
-            break  # "(ROOT word)": a one-word tree tagged ROOT, left to the normaliser
+            break  # "(ROOT word)": a one-word tree, read by the normaliser as a tagged word
         tree = tree.children[0]
     return tree
 
 
-def parse_bracketed(text: str) -> Tree:
-    """Parse one line holding one or more bracketed trees.
+def _check_labels(tree: Tree):
+    """Below the (stripped) root every node needs a label: ``(S ( a b))`` is an error."""
+    stack = [tree]
+    while stack:
+        for child in stack.pop().children:
+            if isinstance(child, Tree):
+                if not child.label:
+                    raise TreeSyntaxError("'(' without a label inside a tree")
+                stack.append(child)
 
-    Several trees on one line (a multi-sentence segment) are joined under one ``DOC`` node, so
-    that the line stays one example. Wrappers (``ROOT``, ``TOP``, empty label) around one tree
-    are removed; a wrapper around several trees becomes a ``DOC`` node, so no label is empty.
-    Iterative, so deep trees cannot exhaust Python's recursion limit.
-    """
-    tokens = _TOKEN.findall(text)
-    if not tokens:
-        raise TreeSyntaxError("empty tree")
-    trees: List[Tree] = []
-    open_nodes: List[Tree] = []
-    pos = 0
-    while pos < len(tokens):
-        token = tokens[pos]
-        if token == "(":
-            has_label = pos + 1 < len(tokens) and tokens[pos + 1] not in ("(", ")")
-            open_nodes.append(Tree(tokens[pos + 1] if has_label else ""))
-            pos += has_label
+
+def _close(node: Tree, open_nodes: list[Tree], trees: list[Tree]):
+    """Attach a just-closed node to its parent, or to the line's list of trees."""
+    if not node.children:
+        raise TreeSyntaxError("empty brackets '()'" if not node.label
+                              else f"node '({node.label} )' has no children")
+    (open_nodes[-1].children if open_nodes else trees).append(node)
+
+
+def _read_trees(tokens: list[str]) -> list[Tree]:
+    """The top-level trees of a token stream; iterative, so depth is not limited by recursion."""
+    trees: list[Tree] = []
+    open_nodes: list[Tree] = []
+    for token in tokens:
+        if token.startswith("("):
+            open_nodes.append(Tree(token[1:]))
         elif token == ")":
             if not open_nodes:
                 raise TreeSyntaxError("unbalanced brackets: ')' without a matching '('")
-            node = open_nodes.pop()
-            if not node.children:
-                raise TreeSyntaxError(f"node '({node.label})' has no children")
-            (open_nodes[-1].children if open_nodes else trees).append(node)
+            _close(open_nodes.pop(), open_nodes, trees)
         elif open_nodes:
             open_nodes[-1].children.append(token)
         else:
             raise TreeSyntaxError(f"text outside brackets: {token!r}")
-        pos += 1
     if open_nodes:
-        raise TreeSyntaxError(f"unbalanced brackets: {len(open_nodes)} '(' never closed")
-    trees = [_strip_wrappers(tree) for tree in trees]
+        raise TreeSyntaxError(f"unbalanced brackets: {len(open_nodes)} unclosed '('")
+    return trees
+
+
+def parse_bracketed(text: str) -> Tree:
+    """Parse one line holding one or more bracketed trees (see the module docstring).
+
+    Raises ``TreeSyntaxError`` for an empty line, unbalanced brackets, a token outside any
+    bracket, a node without children, or a missing label below the outermost bracket.
+    """
+    tokens = _TOKEN.findall(text)
+    if not tokens:
+        raise TreeSyntaxError("empty tree")
+    trees = [_strip_wrappers(tree) for tree in _read_trees(tokens)]
+    for tree in trees:
+        _check_labels(tree)
     return trees[0] if len(trees) == 1 else Tree(DOCUMENT_LABEL, trees)
 
 
-def format_bracketed(tree: Union[Tree, str]) -> str:
-    """One-line bracketed form of ``tree`` (inverse of ``parse_bracketed`` for a single tree)."""
-    if isinstance(tree, str):
-        return tree
-    inner = " ".join(format_bracketed(child) for child in tree.children)
-    return f"({tree.label} {inner})" if tree.label else f"( {inner})"
+def format_bracketed(tree: Tree | str) -> str:
+    """One-line bracketed form of ``tree`` (``parse_bracketed`` reads it back unchanged).
+
+    Iterative, like the reader, so any tree that could be read can be written.
+    """
+    parts: list[str] = []
+    stack: list[Tree | str | None] = [tree]  # None closes the most recently opened node
+    while stack:
+        item = stack.pop()
+        if item is None:
+            parts[-1] += ")"
+        elif isinstance(item, str):
+            parts.append(item)
+        else:
+            parts.append(f"({item.label}")
+            stack.append(None)
+            stack.extend(reversed(item.children))
+    return " ".join(parts)

@@ -1,10 +1,13 @@
 """Subword splitting of tree leaves (Appendix 7.4 of Nguyen et al., ICLR 2020).
 
 A word that BPE splits into k > 1 pieces becomes a node over those pieces, labelled with the
-word's POS tag (``WORD`` where the tree has none); the pieces themselves carry no tag.
+word's POS tag (``WORD`` where the tree has none); the pieces themselves carry no tag. If a
+phrase already spans exactly that word (``(NP (NNP Johnson))`` is a node NP over the leaf
+``Johnson`` tagged NNP), no second node is added: spans stay distinct, and the phrase label is
+kept.
 """
 
-from typing import Callable, List
+from collections.abc import Callable
 
 from fairseq_tree.trees.normal_form import Node, NormalTree
 
@@ -13,13 +16,17 @@ SUBWORD_NMT_SEPARATOR = "@@"
 SENTENCEPIECE_SPACE = "\u2581"
 
 
-def split_words(tree: NormalTree, segment: Callable[[str], List[str]]) -> NormalTree:
-    """Apply ``segment`` (word -> subword pieces) to every leaf of ``tree``."""
+def split_words(tree: NormalTree, segment: Callable[[str], list[str]]) -> NormalTree:
+    """Apply ``segment`` (word -> subword pieces) to every leaf of ``tree``.
+
+    Node spans are remapped to piece indices; the result is in pre-order. Raises ValueError if
+    ``segment`` returns no pieces, or a piece that is empty or holds whitespace.
+    """
     leaves, tags, word_nodes = [], [], []
     new_start = []  # new_start[i]: index of the first piece of old leaf i
     for word, tag in zip(tree.leaves, tree.tags):
         pieces = segment(word)
-        if not pieces or any(not p or p != p.strip() or " " in p for p in pieces):
+        if not pieces or any(not p or any(c.isspace() for c in p) for p in pieces):
             raise ValueError(f"segmenting {word!r} gave invalid pieces {pieces!r}")
         new_start.append(len(leaves))
         if len(pieces) > 1:
@@ -35,9 +42,9 @@ def split_words(tree: NormalTree, segment: Callable[[str], List[str]]) -> Normal
     return NormalTree(leaves, tags, nodes)
 
 
-def join_subwords(pieces: List[str], method: str) -> List[str]:
-    """Words from subword pieces: ``subword-nmt`` ("@@" marks a continued word) or
-    ``sentencepiece`` ("\u2581" marks a word start)."""
+def join_subwords(pieces: list[str], method: str) -> list[str]:
+    """Words from subword pieces: ``subword-nmt`` ("@@" ends a piece continued by the next) or
+    ``sentencepiece`` ("\u2581" starts a word). The inverse of segmenting each word on its own."""
     if method == "subword-nmt":
         text = " ".join(pieces).replace(SUBWORD_NMT_SEPARATOR + " ", "")
         return text.split()
