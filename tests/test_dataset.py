@@ -151,3 +151,16 @@ def test_interactive_malformed_tree_is_a_clear_error(data_bin):
     task, _ = setup_task(data_bin)
     with pytest.raises(SystemExit, match="input line 2: malformed tree"):
         task.get_interactive_tokens_and_lengths([TREES[0], "(S (NP a"], lambda x: x)
+
+
+@pytest.mark.parametrize("tree_input", ["tree", "leaves-only"])
+@pytest.mark.parametrize("sizes", [dict(max_sentences=1), dict(max_sentences=5), dict(max_tokens=30)])
+def test_batching_keeps_every_example(data_bin, tree_input, sizes):
+    """fairseq drops a last batch whose size is not a multiple of --required-batch-size-multiple
+    (fairseq issue #5036), which loses test sentences; the task's datasets keep them."""
+    task, dataset = setup_task(data_bin, "--tree-input", tree_input)
+    itr = task.get_batch_iterator(
+        dataset, max_positions=(1024, 1024), required_batch_size_multiple=8, **sizes
+    ).next_epoch_itr(shuffle=False)
+    ids = sorted(i for batch in itr for i in batch["id"].tolist())
+    assert ids == list(range(len(dataset)))

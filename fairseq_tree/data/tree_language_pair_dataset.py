@@ -6,14 +6,17 @@ import numpy as np
 import torch
 from fairseq.data import LanguagePairDataset
 
+from fairseq_tree.data.complete_batches import KeepsLastBatch
 
-class TreeLanguagePairDataset(LanguagePairDataset):
+
+class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
     """Pairs of (source tree, target sentence).
 
     The source tree of example i is ``src[i]`` (leaf ids + EOS, a stock fairseq source sentence),
     ``node_labels[i]`` (m label ids) and ``node_spans[i]`` (2m ints: ``[start, end)`` pairs indexing
     the leaves). Sizes, batching by ``--max-tokens`` and filtering by ``--max-source-positions``
     all count a source as n + m tokens (leaves + EOS + nodes), the length the tree encoder reads.
+    No example is lost to batching (``KeepsLastBatch``).
 
     The collated ``net_input`` adds to fairseq's ``src_tokens``/``src_lengths``:
 

@@ -15,6 +15,7 @@ from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
+from fairseq_tree.data.complete_batches import CompleteLanguagePairDataset
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
 from fairseq_tree.trees.bracketed import TreeSyntaxError
@@ -62,7 +63,9 @@ class TreeTranslationTask(TranslationTask):
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
         if not self.reads_trees:
-            return super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+            super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
+            self.datasets[split] = CompleteLanguagePairDataset.from_dataset(self.datasets[split])
+            return
         if self.cfg.truncate_source or self.cfg.num_batch_buckets > 0:
             raise ValueError(
                 "--truncate-source and --num-batch-buckets would cut or pad leaves under the "
