@@ -1,0 +1,246 @@
+"""Hierarchical accumulation (Nguyen et al., ICLR 2020, Section 4.2, Eqs. 5-10), exact and without
+the (m+1) x n x d tensor S.
+
+The paper builds S by interpolating leaf and node values (Eq. 5), adds hierarchical embeddings
+(Eq. 9), takes the upward cumulative average of every branch (Eq. 6) and aggregates each node's
+row with the leaf weights w (Eq. 7). Every step is linear in the values, so for node i
+
+    N-bar'_i = sum_j alpha_ij l_j  +  sum_t beta_it n_t  +  sum_k gamma^v_ik E^v_k (+) gamma^h_ik E^h_k
+
+with alpha (m x n), beta (m x m) and gamma (m x K) depending only on the tree and on w. The tree
+part is computed once per batch (``AccumulationPlan``, shared by every layer); each layer then
+costs two (m x n)-sized matrix products, one (m x m) product and O(#paths) gathers.
+
+Notation: node t is *below* node i (t in subtree(i), t = i included) when span_t lies inside
+span_i; the *path* P(i, j) from node i down to leaf j is the set of nodes below i whose span holds
+j. A padded node has an empty span: it covers no leaf, lies below no node, and its output row is 0.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+
+@dataclass
+class AccumulationPlan:
+    """The tree-only part of the accumulation of one batch: everything except values and w.
+
+    Leaf columns are indices into the (padded) leaf axis of length n; node rows follow ``spans``.
+    """
+
+    cover: Tensor  # B x M x N bool: leaf j lies in span_i (the cells of S that hold node i, Eq. 5)
+    below: Tensor  # B x M x M bool: node t is below node i, itself included
+    leaf_scale: Tensor  # B x M x N: 1 / (|span_i| * |C_j^i|) on cover, else 0 (Eqs. 6-7)
+    path_length: Tensor  # B x M x N: |P(i, j)|, the nodes on the path from i down to leaf j
+    embedding_paths: Optional["EmbeddingPaths"] = None  # only when embeddings are used
+
+
+@dataclass
+class EmbeddingPaths:
+    """One entry per (node i, node t on a path below i, leaf j under t): the flat index of
+    alpha_ij and the rows of E^v and E^h that the cell (t, j) of S adds (Eq. 9), already turned
+    into flat indices of the gamma^v (B*M x Kv) and gamma^h (B*M x Kh) accumulators."""
+
+    weight_index: Tensor  # (P,) index of alpha_ij in alpha.view(-1)
+    vertical_target: Tensor  # (P,) (b*M + i) * Kv + clip(|V_j^t|)
+    horizontal_target: Tensor  # (P,) (b*M + i) * Kh + clip(|H_j^t|)
+    vertical_rows: int
+    horizontal_rows: int
+
+
+def interpolation_cover(spans: Tensor, num_leaves: int) -> Tensor:
+    """Eq. 5 (interpolation F): which cells of S hold a node value.
+
+    S_{i+1,j} = n_i where leaf j lies in span_i, 0 elsewhere (row 0 holds the leaves).
+
+    Args:
+        spans: B x M x 2 ``[start, end)`` leaf spans; a padded node has start == end.
+    Returns:
+        B x M x N bool, True where S_{i+1,j} = n_i.
+    """
+    leaf = torch.arange(num_leaves, device=spans.device)
+    start, end = spans[..., :1], spans[..., 1:]
+    return (leaf >= start) & (leaf < end)
+
+
+def subtree_relation(spans: Tensor) -> Tensor:
+    """B x M x M bool: entry (i, t) is True when node t is in the subtree of node i (span_t inside
+    span_i, t = i included). Padded nodes are in no subtree and have none. This is both the
+    nodes-to-nodes part of subtree masking (Section 4.3) and the branch structure of Eq. 6."""
+    start, end = spans[..., 0], spans[..., 1]
+    real = start < end
+    inside = (start.unsqueeze(1) >= start.unsqueeze(2)) & (end.unsqueeze(1) <= end.unsqueeze(2))
+    return inside & real.unsqueeze(1) & real.unsqueeze(2)
+
+
+def branch_path_lengths(cover: Tensor, below: Tensor) -> Tensor:
+    """Eq. 6 (upward cumulative average U): the number of node cells averaged on each branch.
+
+    The average of node i at leaf j runs over C_j^i = {S_{1,j}} and the cells of the nodes on the
+    path P(i, j) from i down to j, so |C_j^i| = 1 + |P(i, j)|. Returns |P(i, j)| (B x M x N),
+    meaningful where ``cover``.
+    """
+    # Counts are small integers: exact in float32 (and the product is a plain batched matmul).
+    counts = torch.bmm(below.float(), cover.float())
+    return counts.round_().to(torch.long)
+
+
+def aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tensor, dtype) -> Tensor:
+    """Eqs. 6-7 without w: kappa_ij = 1 / (|span_i| * |C_j^i|) on the cover, 0 elsewhere.
+
+    Eq. 7 (weighted aggregation V) averages w_j * (branch average of Eq. 6) over the |span_i|
+    leaves of node i; with alpha_ij = w_j * kappa_ij every term of the branch average of cell
+    (i, j) enters N-bar_i with weight alpha_ij.
+    """
+    span_length = (spans[..., 1] - spans[..., 0]).clamp(min=1).to(dtype).unsqueeze(-1)
+    scale = 1.0 / (span_length * (1 + path_length).to(dtype))
+    return scale.masked_fill(~cover, 0.0)
+
+
+def hierarchical_embedding_paths(
+    spans: Tensor, below: Tensor, path_length: Tensor, vertical_rows: int, horizontal_rows: int
+) -> EmbeddingPaths:
+    """Eq. 9 (hierarchical embeddings E): the row indices each cell of S adds, along every path.
+
+    Cell (t, j) of S (node t, leaf j in span_t) gets E_{t,j} = [E^v_a ; E^h_b] with
+    a = |V_j^t| = |P(t, j)| (the nodes from t down to leaf j, t included) and
+    b = |H_j^t| = j - start_t + 1 (the rank of leaf j in span_t), each clipped to the last row.
+    Eq. 10 adds E to S before the branch averages, so node i receives alpha_ij * E_{t,j} for every
+    t on P(i, j). This enumerates those (i, t, j) once per batch, without any d-sized tensor.
+    """
+    batch, num_nodes, num_leaves = path_length.shape
+    start = spans[..., 0]
+    span_length = (spans[..., 1] - start).clamp(min=0)
+    pair_batch, pair_node, pair_below = below.nonzero(as_tuple=True)  # (i, t) with t below i
+    leaves_per_pair = span_length[pair_batch, pair_below]
+    b = pair_batch.repeat_interleave(leaves_per_pair)
+    i = pair_node.repeat_interleave(leaves_per_pair)
+    t = pair_below.repeat_interleave(leaves_per_pair)
+    first = (leaves_per_pair.cumsum(0) - leaves_per_pair).repeat_interleave(leaves_per_pair)
+    rank = torch.arange(b.numel(), device=spans.device) - first  # j - start_t
+    j = start[b, t] + rank
+    vertical = path_length[b, t, j].clamp(max=vertical_rows - 1)
+    horizontal = (rank + 1).clamp(max=horizontal_rows - 1)
+    row = b * num_nodes + i
+    return EmbeddingPaths(
+        weight_index=row * num_leaves + j,
+        vertical_target=row * vertical_rows + vertical,
+        horizontal_target=row * horizontal_rows + horizontal,
+        vertical_rows=vertical_rows,
+        horizontal_rows=horizontal_rows,
+    )
+
+
+def build_accumulation_plan(
+    spans: Tensor, num_leaves: int, embedding_rows: Optional[tuple] = None, dtype=torch.float32
+) -> AccumulationPlan:
+    """Everything of Eqs. 5-10 that depends on the tree alone, for one batch.
+
+    Args:
+        spans: B x M x 2 ``[start, end)`` leaf spans (nodes in any order, spans distinct and
+            nested; a padded node has start == end).
+        num_leaves: N, the length of the leaf axis the spans index.
+        embedding_rows: ``(Kv, Kh)``, the rows of E^v and E^h, or None without embeddings.
+    """
+    spans = spans.long()
+    cover = interpolation_cover(spans, num_leaves)
+    below = subtree_relation(spans)
+    path_length = branch_path_lengths(cover, below)
+    plan = AccumulationPlan(
+        cover=cover,
+        below=below,
+        leaf_scale=aggregation_scale(spans, cover, path_length, dtype),
+        path_length=path_length,
+    )
+    if embedding_rows is not None:
+        plan.embedding_paths = hierarchical_embedding_paths(spans, below, path_length, *embedding_rows)
+    return plan
+
+
+def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> tuple:
+    """gamma^v (B x M x Kv) and gamma^h (B x M x Kh): how much of each row of E^v and E^h node i
+    accumulates (Eqs. 9-10 through Eqs. 6-7)."""
+    batch, num_nodes, _ = alpha.shape
+    weights = alpha.reshape(-1)[paths.weight_index]
+    vertical = alpha.new_zeros(batch * num_nodes * paths.vertical_rows)
+    horizontal = alpha.new_zeros(batch * num_nodes * paths.horizontal_rows)
+    vertical = vertical.index_add(0, paths.vertical_target, weights)
+    horizontal = horizontal.index_add(0, paths.horizontal_target, weights)
+    return (
+        vertical.view(batch, num_nodes, paths.vertical_rows),
+        horizontal.view(batch, num_nodes, paths.horizontal_rows),
+    )
+
+
+def accumulate(
+    plan: AccumulationPlan,
+    leaves: Tensor,
+    nodes: Tensor,
+    leaf_weights: Tensor,
+    vertical: Optional[Tensor] = None,
+    horizontal: Optional[Tensor] = None,
+) -> Tensor:
+    """Eq. 8 (Eq. 10 with embeddings): N-bar' = V(U(F(L, N, R) + E), w), through ``plan``.
+
+    Args:
+        leaves: B x N x d leaf values; nodes: B x M x d node values.
+        leaf_weights: B x N, the w of Eq. 7 (entries of leaves no node covers are ignored).
+        vertical, horizontal: Kv x e/2 and Kh x e/2 rows of E^v and E^h, or None. d must be a
+            multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the values, which
+            is how the embeddings are shared across attention heads.
+    Returns:
+        B x M x d; rows of padded nodes are 0.
+    """
+    dtype = leaves.dtype
+    scale = plan.leaf_scale.to(dtype)
+    # where, not a product: w may be anything (even NaN) at padded leaves.
+    alpha = torch.where(plan.cover, leaf_weights.to(dtype).unsqueeze(1) * scale, 0.0)
+    out = torch.bmm(alpha, leaves)
+    # beta_it = sum over the leaves j of node t of alpha_ij, for t below i (t on P(i, j)).
+    beta = torch.bmm(alpha, plan.cover.to(dtype).transpose(1, 2)) * plan.below.to(dtype)
+    out = out + torch.bmm(beta, nodes)
+    if vertical is None:
+        return out
+    if plan.embedding_paths is None:
+        raise ValueError("the accumulation plan was built without embedding rows")
+    gamma_v, gamma_h = embedding_weights(alpha, plan.embedding_paths)
+    embedded = torch.cat([gamma_v @ vertical.to(dtype), gamma_h @ horizontal.to(dtype)], dim=-1)
+    batch, num_nodes, width = out.shape
+    shared = out.view(batch, num_nodes, width // embedded.size(-1), embedded.size(-1))
+    return (shared + embedded.unsqueeze(2)).view(batch, num_nodes, width)
+
+
+def hierarchical_accumulation(
+    leaves: Tensor,
+    nodes: Tensor,
+    spans: Tensor,
+    leaf_weights: Tensor,
+    vertical: Optional[Tensor] = None,
+    horizontal: Optional[Tensor] = None,
+) -> Tensor:
+    """Hierarchical accumulation of Section 4.2: N-bar' of Eq. 10 (Eq. 8 without embeddings).
+
+    For node i with leaves j in its span: the branch average of l_j and of (n_t + E_{t,j}) over
+    the nodes t on the path from i down to leaf j (Eq. 6), then
+    (1 / |span_i|) * sum_j w_j * that average (Eq. 7). E_{t,j} = [E^v[a] ; E^h[b]], with
+    a = |V_j^t| (nodes on the path from t down to leaf j, t included) and b = j - start_t + 1,
+    both clipped to K - 1; row 0 is never used (Eq. 9).
+
+    Args:
+        leaves: float B x n x d, leaf values (L W^V).
+        nodes: float B x m x d, node values (N W^V).
+        spans: long B x m x 2, ``[start, end)`` leaf span of each node; nodes in any order; spans
+            distinct and nested; a padded node has start == end.
+        leaf_weights: float B x n, w of Eq. 7 (entries of padded leaves are ignored).
+        vertical, horizontal: float K x d/2 or None, the rows of E^v and E^h (Eq. 9).
+    Returns:
+        B x m x d; rows of padded nodes are 0. Never builds a B x m x n x d tensor.
+    """
+    if (vertical is None) != (horizontal is None):
+        raise ValueError("give both vertical and horizontal embeddings, or neither")
+    rows = None if vertical is None else (vertical.size(0), horizontal.size(0))
+    dtype = torch.promote_types(leaves.dtype, torch.float32)
+    plan = build_accumulation_plan(spans, leaves.size(1), rows, dtype=dtype)
+    return accumulate(plan, leaves, nodes, leaf_weights, vertical, horizontal)
