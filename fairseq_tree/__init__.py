@@ -2,7 +2,7 @@
 
 Nguyen et al., "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
 Load with ``fairseq-train --user-dir <path>/fairseq_tree``; importing the package registers the
-``tree_translation`` task (and the tree models once they exist).
+``tree_translation`` task and the ``tree2seq`` model with its architectures.
 """
 
 import os
@@ -12,4 +12,4 @@ import os
 # an explicit value from the user wins.
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
-from fairseq_tree import tasks  # noqa: E402,F401  (registers tasks with fairseq)
+from fairseq_tree import models, tasks  # noqa: E402,F401  (registers them with fairseq)

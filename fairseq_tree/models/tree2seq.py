@@ -1,0 +1,109 @@
+"""The tree2seq model and its named architectures."""
+
+from typing import Optional
+
+from fairseq.dataclass.utils import gen_parser_from_dataclass
+from fairseq.models import register_model, register_model_architecture
+from fairseq.models.transformer import TransformerConfig
+from fairseq.models.transformer.transformer_legacy import (
+    TransformerModel,
+    base_architecture,
+    transformer_iwslt_de_en,
+    transformer_vaswani_wmt_en_de_big,
+)
+from torch import Tensor
+
+from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.models.tree_decoder import TreeDecoder
+from fairseq_tree.models.tree_encoder import TreeEncoder
+
+
+@register_model("tree2seq")
+class Tree2SeqModel(TransformerModel):
+    """Tree-to-sequence Transformer with hierarchical accumulation: Nguyen et al.,
+    "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
+
+    fairseq's Transformer with ``TreeEncoder`` and ``TreeDecoder``; it reads the batches of the
+    ``tree_translation`` task. All Transformer options apply, plus ``TreeAttentionConfig``.
+    """
+
+    reads_trees = True
+
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        gen_parser_from_dataclass(parser, TreeAttentionConfig(), delete_default=True)
+
+    @classmethod
+    def build_model(cls, args, task):
+        tree2seq_base_architecture(args)
+        if getattr(args, "no_cross_attention", False):
+            raise ValueError("--no-cross-attention removes the decoder's tree attention")
+        return super().build_model(args, task)
+
+    @classmethod
+    def build_encoder(cls, args, src_dict, embed_tokens):
+        return TreeEncoder(TransformerConfig.from_namespace(args), src_dict, embed_tokens)
+
+    @classmethod
+    def build_decoder(cls, args, tgt_dict, embed_tokens):
+        return TreeDecoder(TransformerConfig.from_namespace(args), tgt_dict, embed_tokens)
+
+    def forward(self, src_tokens: Tensor, src_lengths: Tensor, prev_output_tokens: Tensor,
+                src_node_labels: Optional[Tensor] = None, src_node_spans: Optional[Tensor] = None,
+                return_all_hiddens: bool = True, features_only: bool = False,
+                alignment_layer: Optional[int] = None, alignment_heads: Optional[int] = None):
+        """fairseq's encoder-decoder forward, with the source tree passed to the encoder."""
+        encoder_out = self.encoder(
+            src_tokens, src_lengths=src_lengths, src_node_labels=src_node_labels,
+            src_node_spans=src_node_spans, return_all_hiddens=return_all_hiddens,
+        )
+        return self.decoder(
+            prev_output_tokens, encoder_out=encoder_out, features_only=features_only,
+            alignment_layer=alignment_layer, alignment_heads=alignment_heads,
+            src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
+        )
+
+
+def tree2seq_defaults(args):
+    """Defaults of the tree options (the paper's: |E| = 100, both mechanisms on)."""
+    for option in TreeAttentionConfig.__dataclass_fields__.values():
+        if not hasattr(args, option.name) or getattr(args, option.name) is None:
+            setattr(args, option.name, option.default)
+
+
+@register_model_architecture("tree2seq", "tree2seq")
+def tree2seq_base_architecture(args):
+    """Transformer base (d 512, FFN 2048, 8 heads, 6+6 layers) with tree attention."""
+    tree2seq_defaults(args)
+    base_architecture(args)
+
+
+@register_model_architecture("tree2seq", "tree2seq_wmt_en_de")
+def tree2seq_wmt_en_de(args):
+    """WMT'14 En-De base (Section 5.1): as ``transformer_wmt_en_de``."""
+    tree2seq_base_architecture(args)
+
+
+@register_model_architecture("tree2seq", "tree2seq_iwslt_de_en")
+def tree2seq_iwslt_de_en(args):
+    """IWSLT (Section 5.1): d 512, FFN 1024, 4 heads, 6+6 layers, as ``transformer_iwslt_de_en``."""
+    tree2seq_defaults(args)
+    transformer_iwslt_de_en(args)
+
+
+@register_model_architecture("tree2seq", "tree2seq_vaswani_wmt_en_de_big")
+def tree2seq_vaswani_wmt_en_de_big(args):
+    """WMT'14 En-De big: d 1024, FFN 4096, 16 heads, dropout 0.3."""
+    tree2seq_defaults(args)
+    transformer_vaswani_wmt_en_de_big(args)
+
+
+@register_model_architecture("tree2seq", "tree2seq_tiny")
+def tree2seq_tiny(args):
+    """A tiny model for tests and CPU examples: d 64, FFN 128, 4 heads, 2+2 layers."""
+    for name, value in (("encoder_embed_dim", 64), ("encoder_ffn_embed_dim", 128),
+                        ("encoder_attention_heads", 4), ("encoder_layers", 2),
+                        ("decoder_attention_heads", 4), ("decoder_layers", 2)):
+        setattr(args, name, getattr(args, name, value))
+    tree2seq_base_architecture(args)

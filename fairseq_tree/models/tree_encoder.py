@@ -1,0 +1,101 @@
+"""The tree encoder: a Transformer encoder over the leaves and nodes of the source tree."""
+
+from typing import Dict, List, Optional
+
+import torch
+from fairseq.distributed import fsdp_wrap
+from fairseq.models.transformer import TransformerEncoderBase
+from fairseq.modules.checkpoint_activations import checkpoint_wrapper
+from torch import Tensor
+
+from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.modules.source_tree import SourceTree
+from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer
+
+
+def wrap_layer(layer, cfg):
+    """Activation checkpointing and FSDP wrapping, as fairseq wraps its own layers."""
+    if cfg.checkpoint_activations:
+        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
+    return fsdp_wrap(layer, min_num_params=0 if cfg.checkpoint_activations else cfg.min_params_to_wrap)
+
+
+class TreeEncoder(TransformerEncoderBase):
+    """Tree encoder of Nguyen et al. (ICLR 2020), Section 4.3.
+
+    Leaves are token embeddings plus positional embeddings; nodes are embeddings of their labels
+    (looked up in the same table: labels are ``[NP]``-style symbols of the source dictionary),
+    without positions. Every layer runs tree self-attention over [leaves; nodes].
+    """
+
+    def __init__(self, cfg, dictionary, embed_tokens):
+        self.tree_cfg = TreeAttentionConfig.from_args(cfg)  # read by build_encoder_layer
+        super().__init__(cfg, dictionary, embed_tokens)
+
+    def build_encoder_layer(self, cfg):
+        layer = TreeEncoderLayer(
+            cfg, self.tree_cfg.embedding_rows, subtree_masking=not self.tree_cfg.no_subtree_mask
+        )
+        return wrap_layer(layer, cfg)
+
+    def embed_nodes(self, node_labels: Tensor) -> Tensor:
+        """B x M label ids -> B x M x C node inputs (scaled label embeddings, no positions)."""
+        x = self.embed_scale * self.embed_tokens(node_labels)
+        if self.layernorm_embedding is not None:
+            x = self.layernorm_embedding(x)
+        x = self.dropout_module(x)
+        return x if self.quant_noise is None else self.quant_noise(x)
+
+    def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None,
+                src_node_labels: Optional[Tensor] = None, src_node_spans: Optional[Tensor] = None,
+                return_all_hiddens: bool = False, token_embeddings: Optional[Tensor] = None):
+        """
+        Args:
+            src_tokens: B x N leaf ids (EOS last, padded); src_node_labels: B x M label ids;
+            src_node_spans: B x M x 2 ``[start, end)`` column indices into ``src_tokens``
+                (padded nodes ``[0, 0)``), as ``TreeLanguagePairDataset`` collates them.
+        Returns:
+            fairseq's encoder output dict, whose ``encoder_out`` holds the leaves, plus
+            ``encoder_nodes`` (M x B x C), ``encoder_node_padding_mask`` (B x M) and
+            ``src_node_spans`` (B x M x 2).
+        """
+        if src_node_labels is None or src_node_spans is None:
+            raise ValueError(
+                "the tree2seq encoder reads source trees but the batch has no src_node_labels / "
+                "src_node_spans: use --task tree_translation with --tree-input tree"
+            )
+        leaf_padding = src_tokens.eq(self.padding_idx)
+        tree = SourceTree.from_batch(leaf_padding, src_node_spans)
+        leaves, leaf_embedding = self.forward_embedding(src_tokens, token_embeddings)
+        x = torch.cat([leaves, self.embed_nodes(src_node_labels)], dim=1)
+        padding = torch.cat([leaf_padding, tree.node_padding_mask], dim=1)
+        x = x.masked_fill(padding.unsqueeze(-1), 0.0).transpose(0, 1)  # (N+M) x B x C
+
+        n = tree.num_leaves
+        leaf_states: List[Tensor] = [x[:n]] if return_all_hiddens else []
+        for layer in self.layers:
+            x = layer(x, tree)
+            if return_all_hiddens:
+                leaf_states.append(x[:n])
+        if self.layer_norm is not None:
+            x = self.layer_norm(x)
+        return {
+            "encoder_out": [x[:n]],  # N x B x C
+            "encoder_padding_mask": [leaf_padding],  # B x N
+            "encoder_embedding": [leaf_embedding],  # B x N x C
+            "encoder_states": leaf_states,  # List[N x B x C]
+            "fc_results": [],
+            "src_tokens": [],
+            "src_lengths": [(~leaf_padding).sum(dim=1, dtype=torch.int32).reshape(-1, 1)],
+            "encoder_nodes": [x[n:]],  # M x B x C
+            "encoder_node_padding_mask": [tree.node_padding_mask],  # B x M
+            "src_node_spans": [src_node_spans],  # B x M x 2
+        }
+
+    def reorder_encoder_out(self, encoder_out: Dict[str, List[Tensor]], new_order: Tensor):
+        """fairseq's reordering of the leaf outputs, plus the nodes and spans."""
+        reordered = super().reorder_encoder_out(encoder_out, new_order)
+        reordered["encoder_nodes"] = [encoder_out["encoder_nodes"][0].index_select(1, new_order)]
+        for key in ("encoder_node_padding_mask", "src_node_spans"):
+            reordered[key] = [encoder_out[key][0].index_select(0, new_order)]
+        return reordered

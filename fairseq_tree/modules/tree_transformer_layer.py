@@ -1,0 +1,51 @@
+"""fairseq's Transformer layers with tree attention in place of multi-head attention.
+
+Residual connections, LayerNorm and the feed-forward network are fairseq's own, applied alike to
+leaves and nodes (they share all parameters, Section 4.3).
+"""
+
+from typing import Optional
+
+from fairseq.modules.transformer_layer import (
+    TransformerDecoderLayerBase,
+    TransformerEncoderLayerBase,
+)
+from torch import Tensor
+
+from fairseq_tree.modules.source_tree import SourceTree
+from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
+
+
+class TreeEncoderLayer(TransformerEncoderLayerBase):
+    """Encoder layer over [leaves; nodes] with tree self-attention (Eqs. 11-20)."""
+
+    def __init__(self, cfg, hier_embed_rows: Optional[int], subtree_masking: bool):
+        # Read by build_self_attention, which fairseq's __init__ calls.
+        self.hier_embed_rows, self.subtree_masking = hier_embed_rows, subtree_masking
+        super().__init__(cfg)
+
+    def build_self_attention(self, embed_dim, cfg):
+        return TreeSelfAttention(
+            embed_dim, cfg.encoder.attention_heads, dropout=cfg.attention_dropout,
+            hier_embed_rows=self.hier_embed_rows, subtree_masking=self.subtree_masking,
+        )
+
+    def forward(self, x: Tensor, tree: SourceTree):
+        """x: (N + M) x B x C, leaves then nodes. fairseq's layer passes its padding-mask
+        argument straight to self-attention, which takes the tree in that place."""
+        return super().forward(x, encoder_padding_mask=tree)
+
+
+class TreeDecoderLayer(TransformerDecoderLayerBase):
+    """Decoder layer whose encoder attention is tree cross-attention (Eqs. 21-24). Its
+    ``encoder_out`` argument is the ``SourceTree`` (see ``TreeDecoder.extract_features``)."""
+
+    def __init__(self, cfg, hier_embed_rows: Optional[int], no_encoder_attn: bool = False):
+        self.hier_embed_rows = hier_embed_rows  # read by build_encoder_attention
+        super().__init__(cfg, no_encoder_attn=no_encoder_attn)
+
+    def build_encoder_attention(self, embed_dim, cfg):
+        return TreeCrossAttention(
+            embed_dim, cfg.decoder.attention_heads, dropout=cfg.attention_dropout,
+            hier_embed_rows=self.hier_embed_rows, kdim=cfg.encoder.embed_dim,
+        )
