@@ -59,6 +59,21 @@ def make_tree_corpus(raw: Path) -> Path:
     return raw
 
 
+@pytest.fixture(scope="session")
+def example(tmp_path_factory):
+    """scripts/example.sh, the README's main job, run as a user runs it (its work folder holds
+    the BPE'd and binarized Bible sample that the training tests reuse)."""
+    work = tmp_path_factory.mktemp("example")
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "example.sh"), str(work)],
+        capture_output=True, text=True,
+        env=dict(os.environ, MAX_UPDATE="30", FAIRSEQ_TREE_VENV=sys.prefix),
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return work, proc
+
+
 @pytest.fixture
 def tree_corpus(tmp_path):
     """A fresh copy of the hand-made corpus that a test may damage."""

@@ -1,12 +1,10 @@
 """Real fairseq runs on the real parsed sample: the README example, then validate / generate /
 interactive on what it trained, and the plugin loaded from an installed copy."""
 
-import os
 import re
 import subprocess
 import sys
 
-import pytest
 from fairseq.data import Dictionary
 
 from conftest import BIBLE, PLUGIN_DIR, ROOT, run_cli
@@ -25,20 +23,6 @@ def test_sample_provenance_and_alignment():
     assert "link-grammar" in (BIBLE / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def example(tmp_path_factory):
-    """scripts/example.sh, the README's main job, run as a user runs it."""
-    work = tmp_path_factory.mktemp("example")
-    proc = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "example.sh"), str(work)],
-        capture_output=True, text=True,
-        env=dict(os.environ, MAX_UPDATE="30", FAIRSEQ_TREE_VENV=sys.prefix),
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    return work, proc
-
-
 def test_example_trains_and_translates(example):
     work, proc = example
     assert (work / "checkpoints" / "checkpoint_last.pt").exists()
@@ -53,7 +37,7 @@ def test_example_trains_and_translates(example):
 def test_validate_on_tree_data(example):
     work, _ = example
     proc = run_cli(
-        "fairseq-validate", work / "data-bin", *COMMON, "--tree-input", "leaves-only",
+        "fairseq-validate", work / "data-bin", *COMMON,
         "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "valid",
         "--max-tokens", "4000",
     )
@@ -65,7 +49,7 @@ def test_interactive_reads_trees_and_applies_bpe(example):
     raw = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()[:3]
     bpe = (work / "bpe" / "test.en").read_text(encoding="utf-8").splitlines()[:3]
     proc = run_cli(
-        "fairseq-interactive", work / "data-bin", *COMMON, "--tree-input", "leaves-only",
+        "fairseq-interactive", work / "data-bin", *COMMON,
         "--path", work / "checkpoints" / "checkpoint_last.pt", "--source-lang", "en",
         "--target-lang", "fr", "--bpe", "subword_nmt", "--bpe-codes", work / "bpe" / "codes",
         "--beam", "2", stdin="\n".join(raw) + "\n",
@@ -90,7 +74,7 @@ def test_plugin_works_from_an_installed_copy(example, tmp_path):
     work, _ = example
     proc = run_cli(
         "fairseq-validate", work / "data-bin", "--user-dir", target / "fairseq_tree",
-        "--task", "tree_translation", "--tree-input", "leaves-only", "--num-workers", "0",
+        "--task", "tree_translation", "--num-workers", "0",
         "--path", work / "checkpoints" / "checkpoint_last.pt", "--valid-subset", "test",
         "--max-tokens", "4000",
     )

@@ -1,0 +1,61 @@
+"""Parameter counts of tree2seq against fairseq's Transformer of the same size and vocabulary
+(the paper's Table 5 reports about +0.1%).
+
+    python bench/parameters.py [--vocabulary 32000] [--json FILE]
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from fairseq.data import Dictionary
+from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+import fairseq_tree  # noqa: F401  (registers tree2seq)
+
+PAIRS = [
+    ("tree2seq_iwslt_de_en", "transformer_iwslt_de_en"),
+    ("tree2seq_wmt_en_de", "transformer_wmt_en_de"),
+    ("tree2seq_vaswani_wmt_en_de_big", "transformer_vaswani_wmt_en_de_big"),
+]
+
+
+class _Task:
+    def __init__(self, dictionary):
+        self.source_dictionary = self.target_dictionary = dictionary
+
+
+def count_parameters(arch: str, dictionary: Dictionary) -> int:
+    """Parameters of ``arch`` built as fairseq-train builds it, with shared embeddings."""
+    args = argparse.Namespace(arch=arch, share_all_embeddings=True)
+    ARCH_CONFIG_REGISTRY[arch](args)
+    model = ARCH_MODEL_REGISTRY[arch].build_model(args, _Task(dictionary))
+    return sum(p.numel() for p in model.parameters())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--vocabulary", type=int, default=32000, help="joined dictionary size")
+    parser.add_argument("--json", metavar="FILE")
+    args = parser.parse_args(argv)
+    dictionary = Dictionary()
+    for i in range(args.vocabulary - len(dictionary)):
+        dictionary.add_symbol(f"w{i}")
+    rows = []
+    print(f"{'tree2seq':<32} {'parameters':>12} {'transformer':>12} {'added':>9} {'overhead':>9}")
+    for tree_arch, transformer_arch in PAIRS:
+        tree, plain = count_parameters(tree_arch, dictionary), count_parameters(transformer_arch, dictionary)
+        rows.append({"tree2seq": tree_arch, "transformer": transformer_arch,
+                     "tree2seq_parameters": tree, "transformer_parameters": plain,
+                     "overhead_percent": 100 * (tree - plain) / plain})
+        print(f"{tree_arch:<32} {tree:>12,} {plain:>12,} {tree - plain:>9,} {rows[-1]['overhead_percent']:>8.3f}%")
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as handle:
+            json.dump({"vocabulary": len(dictionary), "results": rows}, handle, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main() and 0)

@@ -1,0 +1,143 @@
+"""tree2seq in real fairseq runs on the parsed Bible sample: training, generation, checkpoint
+resume, data-parallel training and precision flags."""
+
+import os
+import re
+import socket
+import subprocess
+
+import pytest
+import torch
+
+from conftest import BIN, BIBLE, PLUGIN_DIR, run_cli
+from fairseq_tree.trees.normal_form import parse_tree
+
+TRAIN = [
+    "--user-dir", PLUGIN_DIR, "--task", "tree_translation", "--arch", "tree2seq_tiny",
+    "--share-all-embeddings", "--optimizer", "adam", "--lr", "3e-3", "--lr-scheduler",
+    "inverse_sqrt", "--warmup-updates", "10", "--criterion", "label_smoothed_cross_entropy",
+    "--label-smoothing", "0.1", "--max-tokens", "1024", "--seed", "1", "--num-workers", "0",
+    "--log-format", "simple", "--no-epoch-checkpoints",
+]
+GENERATE = ["--user-dir", PLUGIN_DIR, "--task", "tree_translation", "--num-workers", "0",
+            "--gen-subset", "test", "--beam", "5", "--remove-bpe"]
+
+
+def train_losses(output: str) -> dict:
+    """{num_updates: loss} of fairseq-train's train_inner lines."""
+    return {int(u): float(loss) for loss, u in
+            re.findall(r"train_inner \|.* loss=([\d.]+),.* num_updates=(\d+),", output)}
+
+
+def hypotheses(output: str) -> dict:
+    return {int(i): text for i, text in re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M)}
+
+
+@pytest.fixture(scope="module")
+def trained(example, tmp_path_factory):
+    """A tiny tree2seq model trained 150 updates on the 300 real training trees."""
+    work, _ = example
+    save = tmp_path_factory.mktemp("tree2seq")
+    proc = run_cli("fairseq-train", work / "data-bin", *TRAIN, "--max-update", "150",
+                   "--log-interval", "10", "--save-dir", save)
+    return work / "data-bin", save / "checkpoint_last.pt", proc.stdout + proc.stderr
+
+
+def test_training_loss_falls(trained):
+    _, checkpoint, output = trained
+    losses = train_losses(output)
+    assert sorted(losses) == list(range(10, 151, 10))
+    first, last = losses[10], losses[150]
+    assert last < first - 2.0, losses
+    assert checkpoint.exists()
+
+
+def test_generation_does_not_depend_on_batching(trained):
+    """Every test sentence is translated, and beam search gives the same hypotheses one sentence
+    at a time as in padded batches; alignments index source leaves."""
+    data, checkpoint, _ = trained
+    one = run_cli("fairseq-generate", data, *GENERATE, "--path", checkpoint, "--batch-size", "1")
+    many = run_cli("fairseq-generate", data, *GENERATE, "--path", checkpoint,
+                   "--max-tokens", "4000", "--print-alignment")
+    n_test = len((BIBLE / "test.en").read_text(encoding="utf-8").splitlines())
+    assert sorted(hypotheses(one.stdout)) == list(range(n_test))
+    assert hypotheses(one.stdout) == hypotheses(many.stdout)
+    assert "BLEU4" in one.stdout
+    pieces = [len(parse_tree(line).leaves)
+              for line in (data.parent / "bpe" / "test.en").read_text(encoding="utf-8").splitlines()]
+    alignments = re.findall(r"^A-(\d+)\t(.*)$", many.stdout, flags=re.M)
+    assert len(alignments) == n_test
+    for i, alignment in alignments:
+        source_positions = [int(pair.split("-")[0]) for pair in alignment.split()]
+        assert max(source_positions) < pieces[int(i)]  # a source leaf (BPE piece), not a node
+
+
+def test_resumed_training_continues_exactly(example, tmp_path):
+    """Stopping at update 10 and resuming from checkpoint_last.pt gives the losses of an
+    uninterrupted run (fairseq seeds every update; the data iterator resumes mid-epoch)."""
+    data = example[0] / "data-bin"
+    common = [data, *TRAIN, "--log-interval", "1", "--save-interval-updates", "10"]
+    straight = run_cli("fairseq-train", *common, "--max-update", "20", "--save-dir", tmp_path / "a")
+    run_cli("fairseq-train", *common, "--max-update", "10", "--save-dir", tmp_path / "b")
+    resumed = run_cli("fairseq-train", *common, "--max-update", "20", "--save-dir", tmp_path / "b")
+    assert re.search(r"Loaded checkpoint .*checkpoint_last.pt \(epoch \d+ @ 10 updates\)",
+                     resumed.stdout + resumed.stderr)
+    before = train_losses(straight.stdout + straight.stderr)
+    after = train_losses(resumed.stdout + resumed.stderr)
+    assert sorted(after) == list(range(11, 21))
+    assert all(after[u] == before[u] for u in after), (before, after)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_two_process_data_parallel_matches_update_freq(example, tmp_path):
+    """2 processes (gloo, legacy_ddp) see the batches that one process with --update-freq 2
+    accumulates; without dropout their losses agree."""
+    data = example[0] / "data-bin"
+    common = [data, *TRAIN, "--log-interval", "1", "--max-update", "6", "--dropout", "0",
+              "--no-save", "--cpu"]
+    single = run_cli("fairseq-train", *common, "--update-freq", "2")
+    init = f"tcp://127.0.0.1:{free_port()}"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    workers = [
+        subprocess.Popen(
+            [str(BIN / "fairseq-train"), *map(str, common), "--distributed-world-size", "2",
+             "--distributed-rank", str(rank), "--distributed-init-method", init,
+             "--distributed-no-spawn", "--ddp-backend", "legacy_ddp",
+             "--distributed-backend", "gloo"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        )
+        for rank in (0, 1)
+    ]
+    outputs = [worker.communicate(timeout=600)[0] for worker in workers]
+    assert [w.returncode for w in workers] == [0, 0], outputs[0][-3000:]
+    expected = train_losses(single.stdout + single.stderr)
+    parallel = train_losses(outputs[0])
+    assert sorted(parallel) == sorted(expected) == list(range(1, 7))
+    for update, loss in expected.items():
+        assert parallel[update] == pytest.approx(loss, abs=2e-3)
+
+
+def test_memory_efficient_fp16_trains_in_half_precision(example, tmp_path):
+    """--memory-efficient-fp16 runs the model in float16 (fairseq's trainer calls model.half(),
+    on CPU too) under fairseq's loss-scaling optimizer."""
+    data = example[0] / "data-bin"
+    proc = run_cli("fairseq-train", data, *TRAIN, "--memory-efficient-fp16", "--max-update", "8",
+                   "--log-interval", "1", "--save-dir", tmp_path)
+    output = proc.stdout + proc.stderr
+    losses = train_losses(output)
+    assert sorted(losses) == list(range(1, 9))
+    assert all(loss == loss and loss < 20 for loss in losses.values())  # finite, not diverged
+    assert len(re.findall(r"train_inner \|.* loss_scale=\d+", output)) == 8
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="fairseq's --fp16 optimizer needs CUDA")
+def test_fp16_trains_on_gpu(example, tmp_path):
+    data = example[0] / "data-bin"
+    proc = run_cli("fairseq-train", data, *TRAIN, "--fp16", "--max-update", "8",
+                   "--log-interval", "1", "--save-dir", tmp_path)
+    assert len(train_losses(proc.stdout + proc.stderr)) == 8
