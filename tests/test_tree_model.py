@@ -121,6 +121,11 @@ def test_ablation_switches_remove_what_they_name(dictionary):
         build_model(dictionary, hier_embed_size=1)
 
 
+def test_activation_checkpointing_is_refused_clearly(dictionary):
+    with pytest.raises(ValueError, match="--checkpoint-activations"):
+        build_model(dictionary, checkpoint_activations=True)
+
+
 def test_a_batch_without_trees_is_a_clear_error(dictionary):
     model = build_model(dictionary)
     batch = collate(random_examples(random.Random(14), dictionary, 2), dictionary)

@@ -5,7 +5,6 @@ from typing import Dict, List, Optional
 import torch
 from fairseq.distributed import fsdp_wrap
 from fairseq.models.transformer import TransformerEncoderBase
-from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from torch import Tensor
 
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
@@ -14,10 +13,9 @@ from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer
 
 
 def wrap_layer(layer, cfg):
-    """Activation checkpointing and FSDP wrapping, as fairseq wraps its own layers."""
-    if cfg.checkpoint_activations:
-        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
-    return fsdp_wrap(layer, min_num_params=0 if cfg.checkpoint_activations else cfg.min_params_to_wrap)
+    """FSDP wrapping, as fairseq wraps its own layers (activation checkpointing is refused by
+    ``Tree2SeqModel.build_model``)."""
+    return fsdp_wrap(layer, min_num_params=cfg.min_params_to_wrap)
 
 
 class TreeEncoder(TransformerEncoderBase):
