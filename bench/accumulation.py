@@ -155,8 +155,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     results = []
-    header = f"{'n':>5} {'m':>5}  " + "  ".join(
-        f"{name + ' ms':>14} {name + ' MB':>14}" for name in ("ours", "ours/layer", "dense", "mha", "tree-attn"))
+    names = ("ours", "ours/layer", "dense", "mha", "tree-attn")
+    header = f"{'n':>5} {'m':>5}  " + "  ".join(f"{name + ' ms':>14} {name + ' MB':>14}" for name in names)
     print(header, flush=True)
     for n in args.sizes:
         m = round(args.node_ratio * n)
@@ -168,7 +168,7 @@ def main(argv=None):
         results.append(row)
         print(f"{n:>5} {m:>5}  " + "  ".join(
             f"{row[k]['ms']:>14.2f} {row[k]['peak_mb']:>14.1f}"
-            for k in ("ours", "ours/layer", "dense", "mha", "tree-attn")), flush=True)
+            for k in names), flush=True)
     report = {
         "benchmark": "hierarchical accumulation, forward + backward",
         "settings": {k: v for k, v in vars(args).items() if k != "json"},

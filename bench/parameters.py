@@ -45,11 +45,13 @@ def main(argv=None):
     rows = []
     print(f"{'tree2seq':<32} {'parameters':>12} {'transformer':>12} {'added':>9} {'overhead':>9}")
     for tree_arch, transformer_arch in PAIRS:
-        tree, plain = count_parameters(tree_arch, dictionary), count_parameters(transformer_arch, dictionary)
+        tree = count_parameters(tree_arch, dictionary)
+        plain = count_parameters(transformer_arch, dictionary)
         rows.append({"tree2seq": tree_arch, "transformer": transformer_arch,
                      "tree2seq_parameters": tree, "transformer_parameters": plain,
                      "overhead_percent": 100 * (tree - plain) / plain})
-        print(f"{tree_arch:<32} {tree:>12,} {plain:>12,} {tree - plain:>9,} {rows[-1]['overhead_percent']:>8.3f}%")
+        overhead = rows[-1]["overhead_percent"]
+        print(f"{tree_arch:<32} {tree:>12,} {plain:>12,} {tree - plain:>9,} {overhead:>8.3f}%")
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as handle:

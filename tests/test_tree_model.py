@@ -157,7 +157,8 @@ def test_cached_beam_search_equals_recomputation(dictionary, monkeypatch):
         generator = SequenceGenerator([model], dictionary, beam_size=4, max_len_b=12)
         generator.model.has_incremental = cached
         hypotheses = generator.generate([model], batch)
-        results[cached] = [[(h["tokens"].tolist(), float(h["score"])) for h in hyps] for hyps in hypotheses]
+        results[cached] = [[(h["tokens"].tolist(), float(h["score"])) for h in hyps]
+                           for hyps in hypotheses]
         steps = max(len(h["tokens"]) for hyps in hypotheses for h in hyps)
         layers = len(model.decoder.layers)
         if cached:

@@ -39,7 +39,7 @@ class Tree2SeqModel(TransformerModel):
         tree2seq_base_architecture(args)
         if getattr(args, "no_cross_attention", False):
             raise ValueError("--no-cross-attention removes the decoder's tree attention")
-        if getattr(args, "checkpoint_activations", False) or getattr(args, "offload_activations", False):
+        if any(getattr(args, name, False) for name in ("checkpoint_activations", "offload_activations")):
             # fairseq's checkpointing recomputes a layer from its tensor arguments; the tree
             # layers take the source tree (encoder states included) as one object.
             raise ValueError("--checkpoint-activations / --offload-activations are not supported "

@@ -118,9 +118,9 @@ class TreeAttentionBase(nn.Module):
 class TreeSelfAttention(TreeAttentionBase):
     """Encoder self-attention over [leaves; nodes] (Section 4.3, Eqs. 11-20).
 
-    Leaves attend to leaves; nodes attend to nodes and leaves, whose values for nodes are the
-    hierarchically accumulated N-bar' (with u_s); subtree masking restricts a node to its own
-    subtree. Called by fairseq's encoder layer as ``self_attn(query=x, key=x, value=x,
+    Leaves attend to leaves; nodes attend to nodes and leaves, where the values of node keys are
+    the hierarchically accumulated N-bar' (with u_s); subtree masking restricts a node to its
+    own subtree. Called by fairseq's encoder layer as ``self_attn(query=x, key=x, value=x,
     key_padding_mask=tree, ...)``: the layer hands its padding mask to self-attention untouched,
     and for tree attention the ``SourceTree`` takes that place, as it says which keys each query
     may see.
@@ -146,8 +146,9 @@ class TreeSelfAttention(TreeAttentionBase):
         values = self.v_proj(x)
         node_values = self.accumulated_node_values(tree, x[:, :n], values[:, :n], values[:, n:])
         values = torch.cat([values[:, :n], node_values.to(values.dtype)], dim=1)
-        q, k, v = self.split_heads(self.q_proj(x)), self.split_heads(self.k_proj(x)), self.split_heads(values)
-        out, _ = self.attend(q, k, v, tree.self_attention_mask(self.subtree_masking), need_weights=False)
+        q, k, v = (self.split_heads(t) for t in (self.q_proj(x), self.k_proj(x), values))
+        visible = tree.self_attention_mask(self.subtree_masking)
+        out, _ = self.attend(q, k, v, visible, need_weights=False)
         return out.transpose(0, 1), None
 
 
