@@ -1,0 +1,125 @@
+"""The experiment configs (configs/PAIR.yaml): reading, ``base:`` inheritance, per-model merge.
+
+A config maps sections to settings; a model's section under ``models:`` is merged over the pair's
+(see configs/README.md). Flag sections (``train``, ``gpu``, ``task``, ``generate``) map fairseq
+option names without "--" to values, turned into command-line arguments by ``flag_args``.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from fairseq_tree.cli.average import PATTERNS
+from fairseq_tree.cli.bpe import CliError
+
+SECTIONS = {"batch", "train", "gpu", "task", "generate", "evaluate", "paper_bleu"}
+TOP_KEYS = SECTIONS | {"base", "pair", "source", "target", "recipe", "models"}
+
+
+def read_yaml(path: Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except yaml.YAMLError as err:
+        raise CliError(f"{path}: invalid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise CliError(f"{path}: expected a mapping at the top level")
+    unknown = sorted(set(data) - TOP_KEYS)
+    if unknown:
+        raise CliError(f"{path}: unknown keys {unknown} (known: {sorted(TOP_KEYS)})")
+    return data
+
+
+def merge(base: dict, over: dict) -> dict:
+    """``over`` on top of ``base``, mappings merged key by key."""
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            value = merge(merged[key], value)
+        merged[key] = value
+    return merged
+
+
+def load_config(path: Path, seen=()) -> dict:
+    """The config at ``path`` merged over the file its ``base:`` names (relative to it)."""
+    data = read_yaml(path)
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    base_path = (path.parent / base).resolve()
+    if base_path in seen:
+        raise CliError(f"{path}: base files form a cycle")
+    return merge(load_config(base_path, (*seen, path.resolve())), data)
+
+
+def known_pairs(config_dir: Path) -> list[str]:
+    """Every ``PAIR.yaml`` in ``config_dir``; names starting with "_" are shared bases."""
+    return sorted(p.stem for p in config_dir.glob("*.yaml") if not p.name.startswith("_"))
+
+
+@dataclass
+class Experiment:
+    """Everything one run needs, after merging the model's section over the pair's settings."""
+
+    pair: str
+    model: str
+    source: str
+    target: str
+    recipe: str
+    tokens_per_update: int
+    max_tokens_per_gpu: int
+    train: dict
+    gpu: dict
+    task: dict
+    generate: dict
+    average: int
+    checkpoints: str
+    compound_split: bool
+    paper_bleu: float | None
+
+
+def load_experiment(config_dir: Path, pair: str, model: str) -> Experiment:
+    pairs = known_pairs(config_dir)
+    if pair not in pairs:
+        known = ", ".join(pairs) or "none"
+        raise CliError(f"unknown pair {pair!r}; configs in {config_dir}: {known}")
+    path = config_dir / f"{pair}.yaml"
+    config = load_config(path)
+    models = config.pop("models", None) or {}
+    if model not in models:
+        raise CliError(f"unknown model {model!r} for {pair}; {path} has: {', '.join(models)}")
+    section = models[model] or {}
+    unknown = sorted(set(section) - SECTIONS)
+    if unknown:
+        raise CliError(f"{path}: models.{model}: unknown keys {unknown} "
+                       f"(known: {sorted(SECTIONS)})")
+    config = merge(config, section)
+    kind = (config.get("evaluate") or {}).get("checkpoints")
+    if kind not in PATTERNS:
+        raise CliError(f"{path}: evaluate.checkpoints is {kind!r}, not one of {sorted(PATTERNS)}")
+    try:
+        batch, evaluate = config["batch"], config["evaluate"]
+        return Experiment(
+            pair=config["pair"], model=model, source=config["source"], target=config["target"],
+            recipe=config["recipe"], tokens_per_update=int(batch["tokens_per_update"]),
+            max_tokens_per_gpu=int(batch["max_tokens_per_gpu"]), train=config["train"],
+            gpu=config.get("gpu") or {}, task=config.get("task") or {},
+            generate=config["generate"], average=int(evaluate["average"]),
+            checkpoints=evaluate["checkpoints"], compound_split=bool(evaluate["compound_split"]),
+            paper_bleu=config.get("paper_bleu"),
+        )
+    except KeyError as err:
+        raise CliError(f"{path} (model {model}): missing setting {err}") from None
+
+
+def flag_args(flags: dict) -> list[str]:
+    """``{"lr": "5e-4", "fp16": True, "x": None}`` -> ``["--lr", "5e-4", "--fp16"]``."""
+    args = []
+    for name, value in flags.items():
+        if value is None or value is False:
+            continue
+        args.append(f"--{name}")
+        if value is not True:
+            args.append(str(value))
+    return args

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Evaluate one trained model of the paper's experiments on the test set: average the last
+# checkpoints, translate with fairseq-generate, report tokenized BLEU (the paper's metric) and
+# sacreBLEU with its signature, and write $CHECKPOINTS/PAIR/MODEL/test-results.json.
+#
+# Usage: bash scripts/evaluate.sh PAIR MODEL [--average N] [fairseq-generate args...]
+# Environment: DATA, CHECKPOINTS, CONFIG_DIR as for scripts/train.sh. See configs/README.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${FAIRSEQ_TREE_VENV:-$root/.venv}
+export DATA=${DATA:-$root/data} CHECKPOINTS=${CHECKPOINTS:-$root/checkpoints}
+export CONFIG_DIR=${CONFIG_DIR:-$root/configs}
+exec "$venv/bin/python" -m fairseq_tree.cli.experiment evaluate "$@"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Train one model of the paper's experiments on all visible GPUs (or the CPU when there is none).
+#
+# Usage: bash scripts/train.sh PAIR MODEL [--dry-run] [fairseq-train args...]
+#   PAIR:  iwslt14-en-de iwslt14-de-en iwslt13-en-fr iwslt13-fr-en wmt14-en-de (configs/*.yaml)
+#   MODEL: tree2seq transformer (wmt14-en-de also: tree2seq-big transformer-big)
+# Environment: DATA (default data: the recipes' output), CHECKPOINTS (default checkpoints),
+# CONFIG_DIR (default configs), relative to the repository root when unset.
+# Prints the effective batch and the exact fairseq-train command, then runs it; run it again
+# to resume from checkpoint_last.pt. See configs/README.md.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+venv=${FAIRSEQ_TREE_VENV:-$root/.venv}
+export DATA=${DATA:-$root/data} CHECKPOINTS=${CHECKPOINTS:-$root/checkpoints}
+export CONFIG_DIR=${CONFIG_DIR:-$root/configs}
+exec "$venv/bin/python" -m fairseq_tree.cli.experiment train "$@"

@@ -1,0 +1,380 @@
+"""configs/, scripts/train.sh and scripts/evaluate.sh (fairseq_tree.cli.experiment, .average).
+
+The dry runs check the commands the paper's experiments run; one real run trains tiny tree2seq and
+Transformer models on the Bible sample laid out like a recipe's output, evaluates them, and checks
+the reported BLEU against fairseq-score and the sacrebleu command line, and the averaged model
+against the mean of the checkpoints it names.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import BIBLE, BIN, ROOT, run_cli, write_lines
+from fairseq.models import ARCH_MODEL_REGISTRY
+
+from fairseq_tree.cli import bpe, experiment
+from fairseq_tree.cli.average import average_states, last_checkpoints
+from fairseq_tree.cli.bpe import CliError
+from fairseq_tree.cli.experiment_config import known_pairs, load_experiment
+
+CONFIGS = ROOT / "configs"
+PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]
+PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
+              "iwslt13-fr-en": 44.34, "wmt14-en-de": 28.40}
+
+
+def run_experiment(capsys, monkeypatch, *argv, **env):
+    """cli_main in this process (no fairseq start-up per call): exit status, stdout, stderr."""
+    for name, value in {"CONFIG_DIR": str(CONFIGS), **env}.items():
+        monkeypatch.setenv(name, str(value))
+    with pytest.raises(SystemExit) as exit_info:
+        experiment.cli_main(list(map(str, argv)))
+    out = capsys.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 1 if code else 0), out.out, out.err + str(code or "")
+
+
+def dry_run(capsys, monkeypatch, pair, model, gpus, *extra):
+    code, out, err = run_experiment(capsys, monkeypatch, "train", pair, model, "--dry-run",
+                                    "--num-gpus", gpus, *extra)
+    assert code == 0, err
+    command = out.strip().splitlines()[-1].split()
+    return out, command
+
+
+def option(command, name):
+    assert command.count(name) == 1, (name, command)
+    return command[command.index(name) + 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Configs and commands
+
+
+def test_every_pair_has_both_models_and_the_papers_numbers():
+    assert known_pairs(CONFIGS) == PAIRS
+    for pair in PAIRS:
+        big = ["tree2seq-big", "transformer-big"] if pair.startswith("wmt") else []
+        for model in ["tree2seq", "transformer", *big]:
+            exp = load_experiment(CONFIGS, pair, model)
+            assert exp.train["arch"] in ARCH_MODEL_REGISTRY, exp.train["arch"]
+            assert (exp.task.get("tree-input") == "leaves-only") == model.startswith("transformer")
+            assert exp.train["criterion"] == "label_smoothed_cross_entropy"
+            assert exp.train["label-smoothing"] == 0.1 and exp.train["share-all-embeddings"]
+            assert exp.generate["remove-bpe"] is True and exp.generate["beam"] == 5
+    iwslt = load_experiment(CONFIGS, "iwslt14-de-en", "tree2seq")
+    train = iwslt.train
+    assert (iwslt.tokens_per_update, train["max-update"], train["dropout"]) == (4096, 60000, 0.3)
+    assert (train["lr"], train["weight-decay"], train["warmup-updates"]) == ("5e-4", "1e-4", 4000)
+    assert (iwslt.average, iwslt.checkpoints, iwslt.compound_split) == (10, "epochs", False)
+    assert [load_experiment(CONFIGS, p, "tree2seq").generate["lenpen"]
+            for p in PAIRS] == [0.7, 0.7, 1.0, 1.0, 0.6]
+    assert {p: load_experiment(CONFIGS, p, "tree2seq").paper_bleu for p in PAIRS} == PAPER_BLEU
+    base = load_experiment(CONFIGS, "wmt14-en-de", "transformer")
+    train = base.train
+    assert (base.tokens_per_update, train["max-update"], train["lr"]) == (32768, 200000, "7e-4")
+    assert (train["dropout"], base.average, base.checkpoints) == (0.1, 5, "updates")
+    assert base.compound_split
+    assert base.train["keep-interval-updates"] == base.average
+    big = load_experiment(CONFIGS, "wmt14-en-de", "tree2seq-big")
+    assert (big.tokens_per_update, big.train["max-update"]) == (524288, 20000)
+    assert big.paper_bleu == 29.95
+    assert big.train["arch"] == "tree2seq_vaswani_wmt_en_de_big"
+
+
+# (pair, model, GPUs) -> (--update-freq, per-GPU --max-tokens): processes x max-tokens x
+# update-freq is the paper's batch, and no GPU gets more than 4096 tokens.
+BATCHES = [
+    ("iwslt14-en-de", "tree2seq", 0, 1, 4096), ("iwslt14-en-de", "transformer", 1, 1, 4096),
+    ("iwslt13-fr-en", "tree2seq", 2, 1, 2048), ("iwslt14-de-en", "transformer", 8, 1, 512),
+    ("wmt14-en-de", "tree2seq", 0, 8, 4096), ("wmt14-en-de", "transformer", 1, 8, 4096),
+    ("wmt14-en-de", "tree2seq", 2, 4, 4096), ("wmt14-en-de", "transformer", 8, 1, 4096),
+    ("wmt14-en-de", "tree2seq", 3, 3, 3640),  # 3 x 3640 x 3 = 32760: rounded down
+    ("wmt14-en-de", "tree2seq-big", 8, 16, 4096), ("wmt14-en-de", "transformer-big", 1, 128, 4096),
+    ("wmt14-en-de", "tree2seq-big", 0, 128, 4096),
+]
+
+
+@pytest.mark.parametrize("pair,model,gpus,update_freq,max_tokens", BATCHES)
+def test_dry_run_spreads_the_papers_batch_over_the_gpus(capsys, monkeypatch, pair, model, gpus,
+                                                        update_freq, max_tokens):
+    out, cmd = dry_run(capsys, monkeypatch, pair, model, gpus)
+    assert cmd[0] == str(BIN / "fairseq-train") and cmd[1].endswith(f"{pair}/data-bin")
+    assert option(cmd, "--update-freq") == str(update_freq)
+    assert option(cmd, "--max-tokens") == str(max_tokens)
+    effective = max(1, gpus) * max_tokens * update_freq
+    assert f"update-freq {update_freq} = {effective} tokens per update" in out
+    assert ("--distributed-world-size" in cmd) == (gpus > 1)
+    if gpus > 1:
+        assert option(cmd, "--distributed-world-size") == str(gpus)
+    assert ("--fp16" in cmd) == (gpus > 0)
+    assert option(cmd, "--task") == "tree_translation"
+    assert option(cmd, "--user-dir") == str(ROOT / "fairseq_tree")
+    assert option(cmd, "--arch") == load_experiment(CONFIGS, pair, model).train["arch"]
+    assert ("--tree-input" in cmd) == model.startswith("transformer")
+    assert option(cmd, "--save-dir").endswith(f"{pair}/{model}")
+
+
+def test_extra_arguments_override_the_config(capsys, monkeypatch):
+    out, cmd = dry_run(capsys, monkeypatch, "wmt14-en-de", "tree2seq", 1, "--max-tokens", "2048",
+                       "--max-update", "10")
+    assert (option(cmd, "--max-tokens"), option(cmd, "--update-freq")) == ("2048", "16")
+    assert cmd[-2:] == ["--max-update", "10"]  # after the config's: fairseq keeps the last
+    out, cmd = dry_run(capsys, monkeypatch, "wmt14-en-de", "tree2seq", 1, "--update-freq=2")
+    assert (option(cmd, "--max-tokens"), option(cmd, "--update-freq")) == ("4096", "2")
+    assert "= 8192 tokens per update (paper: 32768)" in out
+
+
+def test_clear_errors(capsys, monkeypatch, tmp_path):
+    env = {"DATA": tmp_path / "data", "CHECKPOINTS": tmp_path / "ckpt"}
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt99-xx-yy", "tree2seq", **env)
+    assert code == 1 and "unknown pair 'iwslt99-xx-yy'" in err and ", ".join(PAIRS) in err
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt14-en-de", "tree2seq-big",
+                                  **env)
+    assert code == 1 and "unknown model 'tree2seq-big'" in err and "tree2seq, transformer" in err
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt14-en-de", "tree2seq", **env)
+    assert code == 1 and "iwslt14-en-de/data-bin: no binarized data" in err
+    assert "data-prep/prepare-iwslt14-en-de.sh" in err
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt14-en-de", "tree2seq",
+                                  "--num-gpus", "2", **env)
+    assert code == 1 and "CUDA_VISIBLE_DEVICES" in err
+    data_bin = tmp_path / "data" / "iwslt14-en-de" / "data-bin"
+    data_bin.mkdir(parents=True)
+    (data_bin / "dict.en.txt").write_text("")
+    code, _, err = run_experiment(capsys, monkeypatch, "evaluate", "iwslt14-en-de", "tree2seq",
+                                  **env)
+    assert code == 1 and "recipe.json: missing" in err
+    (data_bin.parent / "recipe.json").write_text(json.dumps({"src": "en", "tgt": "de"}))
+    for sub in ("tok", "ref"):
+        (data_bin.parent / sub).mkdir()
+        write_lines(data_bin.parent / sub / "test.de", ["x"])
+    code, _, err = run_experiment(capsys, monkeypatch, "evaluate", "iwslt14-en-de", "tree2seq",
+                                  **env)
+    assert code == 1 and "no checkpoints; run scripts/train.sh iwslt14-en-de tree2seq" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Checkpoint averaging
+
+
+def test_average_states_is_the_element_wise_mean():
+    states = [{"w": torch.tensor([1.0, 2.0]), "h": torch.tensor([1.0], dtype=torch.float16),
+               "step": torch.tensor([7])},
+              {"w": torch.tensor([3.0, 4.0]), "h": torch.tensor([2.0], dtype=torch.float16),
+               "step": torch.tensor([7])},
+              {"w": torch.tensor([5.0, 9.0]), "h": torch.tensor([4.0], dtype=torch.float16),
+               "step": torch.tensor([7])}]
+    mean = average_states(states)
+    assert mean["w"].tolist() == [3.0, 5.0] and mean["w"].dtype == torch.float32
+    assert mean["h"].item() == pytest.approx(7 / 3, abs=1e-3) and mean["h"].dtype == torch.float16
+    assert mean["step"].tolist() == [7]
+    with pytest.raises(CliError, match="non-float tensor step differs"):
+        average_states([states[0], {**states[1], "step": torch.tensor([8])}])
+    with pytest.raises(CliError, match="different parameters"):
+        average_states([states[0], {"w": states[1]["w"]}])
+    with pytest.raises(CliError, match="shape"):
+        average_states([states[0], {**states[1], "w": torch.zeros(3)}])
+
+
+def test_last_checkpoints_orders_by_number(tmp_path):
+    for name in ["checkpoint_1_4.pt", "checkpoint_2_10.pt", "checkpoint_1_8.pt", "checkpoint3.pt",
+                 "checkpoint10.pt", "checkpoint_best.pt", "checkpoint_last.pt"]:
+        (tmp_path / name).touch()
+    names = lambda paths: [Path(p).name for p in paths]
+    assert names(last_checkpoints(str(tmp_path), 2, "updates")) == \
+        ["checkpoint_1_8.pt", "checkpoint_2_10.pt"]
+    assert names(last_checkpoints(str(tmp_path), 2, "epochs")) == \
+        ["checkpoint3.pt", "checkpoint10.pt"]
+    with pytest.raises(CliError, match="last 4 checkpoints checkpoint_EPOCH_UPDATES.pt, found 3"):
+        last_checkpoints(str(tmp_path), 4, "updates")
+
+
+# ---------------------------------------------------------------------------------------------
+# A real run: scripts/train.sh and scripts/evaluate.sh on the Bible sample
+
+TINY_CONFIG = """\
+pair: bible-en-fr
+source: en
+target: fr
+recipe: data-prep/prepare-bible-en-fr.sh
+batch: {tokens_per_update: 1024, max_tokens_per_gpu: 512}
+train:
+  share-all-embeddings: true
+  optimizer: adam
+  lr: 3e-3
+  lr-scheduler: inverse_sqrt
+  warmup-updates: 4
+  criterion: label_smoothed_cross_entropy
+  label-smoothing: 0.1
+  max-update: 12
+  save-interval-updates: 4
+  keep-interval-updates: 3
+  no-epoch-checkpoints: true
+  num-workers: 0
+  log-format: simple
+  log-interval: 4
+generate: {beam: 4, lenpen: 1.0, remove-bpe: true, batch-size: 16, num-workers: 0}
+evaluate: {average: 2, checkpoints: updates, compound_split: false}
+models:
+  tree2seq:
+    train: {arch: tree2seq_tiny}
+  transformer:
+    task: {tree-input: leaves-only}
+    train: {arch: transformer_tiny}
+    evaluate: {average: 3, compound_split: true}
+"""
+
+
+def tree_bpe(command, *args):
+    """fairseq-tree-bpe in this process (its start-up would cost seconds per call)."""
+    parsed = bpe.get_parser().parse_args([command, *map(str, args)])
+    bpe.learn(parsed) if command == "learn" else bpe.apply(parsed)
+
+
+@pytest.fixture(scope="module")
+def bible_pair(tmp_path_factory):
+    """$DATA/bible-en-fr/ laid out as a recipe writes it (lower-cased target, as the IWSLT'14
+    recipe) and a config folder holding a tiny config for it."""
+    work = tmp_path_factory.mktemp("experiments")
+    raw, pair_dir = work / "raw", work / "data" / "bible-en-fr"
+    for sub in (raw, pair_dir / "bpe", pair_dir / "ref", pair_dir / "tok", work / "configs"):
+        sub.mkdir(parents=True)
+    for split in ("train", "valid", "test"):
+        shutil.copy(BIBLE / f"{split}.en", raw / f"{split}.en")
+        lines = (BIBLE / f"{split}.fr").read_text(encoding="utf-8").splitlines()
+        write_lines(raw / f"{split}.fr", [x.lower() for x in lines])
+    shutil.copy(BIBLE / "test.fr", pair_dir / "ref" / "test.fr")
+    shutil.copy(raw / "test.fr", pair_dir / "tok" / "test.fr")
+    codes = pair_dir / "bpe" / "codes"
+    tree_bpe("learn", "--symbols", 300, "--trees", raw / "train.en", "--text", raw / "train.fr",
+             "--output", codes)
+    for split in ("train", "valid", "test"):
+        tree_bpe("apply", "--codes", codes, "--input", raw / f"{split}.en",
+                 "--output", pair_dir / "bpe" / f"{split}.en")
+        tree_bpe("apply", "--codes", codes, "--text", "--input", raw / f"{split}.fr",
+                 "--output", pair_dir / "bpe" / f"{split}.fr")
+    prefs = [f"--{s}pref={pair_dir / 'bpe' / s}" for s in ("train", "valid", "test")]
+    run_cli("fairseq-tree-preprocess", "--source-lang", "en", "--target-lang", "fr",
+            "--joined-dictionary", *prefs, "--destdir", pair_dir / "data-bin")
+    recipe = {"pair": "bible-en-fr", "src": "en", "tgt": "fr", "lowercase": True,
+              "bpe_codes": str(codes), "moses_lang": {"src": "en", "tgt": "fr"}}
+    (pair_dir / "recipe.json").write_text(json.dumps(recipe))
+    (work / "configs" / "bible-en-fr.yaml").write_text(TINY_CONFIG)
+    return work
+
+
+def run_script(script, work, *args):
+    env = dict(os.environ, DATA=str(work / "data"), CHECKPOINTS=str(work / "ckpt"),
+               CONFIG_DIR=str(work / "configs"), FAIRSEQ_TREE_VENV=sys.prefix,
+               OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / script), *args], check=False,
+                          capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc.stdout
+
+
+def fairseq_score(hyp: Path, ref: Path) -> dict:
+    """fairseq's own BLEU (its C scorer) of two tokenized files."""
+    line = run_cli("fairseq-score", "--sys", hyp, "--ref", ref).stdout.strip().splitlines()[-1]
+    m = re.match(r"BLEU4 = ([\d.]+), ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) \(BP=([\d.]+), "
+                 r"ratio=[\d.]+, syslen=(\d+), reflen=(\d+)\)", line)
+    assert m, line
+    values = list(map(float, m.groups()))
+    return {"bleu": values[0], "precisions": values[1:5], "bp": values[5],
+            "syslen": int(values[6]), "reflen": int(values[7])}
+
+
+def perl_compound_split(src: Path, dst: Path):
+    """fairseq's examples/translation compound splitting, with perl as it is published."""
+    with open(src, "rb") as fin, open(dst, "wb") as fout:
+        subprocess.run(["perl", "-ple", r"s{(\S)-(\S)}{$1 ##AT##-##AT## $2}g"], stdin=fin,
+                       stdout=fout, check=True)
+
+
+def test_tokenized_bleu_is_fairseq_score_with_compound_splitting(tmp_path):
+    hyps = ["le chat-noir dort sur le tapis .", "il a dit-il bonjour", "un deux trois quatre cinq"]
+    refs = ["le chat-noir dort sur un tapis .", "il dit-il : bonjour", "un deux trois quatre six"]
+    write_lines(tmp_path / "hyp", hyps)
+    write_lines(tmp_path / "ref", refs)
+    perl_compound_split(tmp_path / "hyp", tmp_path / "hyp.split")
+    perl_compound_split(tmp_path / "ref", tmp_path / "ref.split")
+    results = {}
+    for split, suffix in ((True, ".split"), (False, "")):
+        expected = fairseq_score(tmp_path / f"hyp{suffix}", tmp_path / f"ref{suffix}")
+        results[split] = experiment.score(hyps, refs, hyps, refs, split, lowercase=False)
+        assert expected["bleu"] > 0
+        assert results[split]["tokenized_bleu"] == pytest.approx(expected["bleu"], abs=0.006)
+        assert (results[split]["tokenized_sys_len"], results[split]["tokenized_ref_len"]) == \
+            (expected["syslen"], expected["reflen"])
+    # chat-noir and dit-il each became three tokens
+    assert results[True]["tokenized_sys_len"] == results[False]["tokenized_sys_len"] + 4
+
+
+@pytest.mark.parametrize("model,average", [("tree2seq", 2), ("transformer", 3)])
+def test_train_and_evaluate_on_a_recipe_layout(bible_pair, tmp_path, model, average):
+    work = bible_pair
+    out = run_script("train.sh", work, "bible-en-fr", model)
+    assert "on CPU (no GPU visible): effective batch 1 process(es) x 512 max tokens x " \
+           "update-freq 2 = 1024 tokens per update (paper: 1024)" in out
+    save_dir = work / "ckpt" / "bible-en-fr" / model
+    assert sorted(p.name for p in save_dir.glob("checkpoint_*_*.pt")) == \
+        ["checkpoint_1_12.pt", "checkpoint_1_4.pt", "checkpoint_1_8.pt"]
+
+    out = run_script("evaluate.sh", work, "bible-en-fr", model)
+    results = json.loads((save_dir / "test-results.json").read_text())
+    # the baseline reads the same data-bin as a plain translation task, in training and here
+    assert ("--tree-input leaves-only" in results["generate_command"]) == (model == "transformer")
+    used = [Path(p).name for p in results["averaged_checkpoints"]]
+    assert used == ["checkpoint_1_4.pt", "checkpoint_1_8.pt", "checkpoint_1_12.pt"][-average:]
+    averaged = torch.load(save_dir / f"averaged-last{average}.pt", weights_only=False)["model"]
+    states = [torch.load(save_dir / name, weights_only=False)["model"] for name in used]
+    assert averaged.keys() == states[0].keys()
+    for name, value in averaged.items():
+        assert torch.allclose(value, sum(s[name] for s in states) / average, atol=1e-6), name
+    assert not torch.equal(states[0][name], states[-1][name])  # the checkpoints differ
+
+    # The hypotheses in test order, read here straight from fairseq-generate's output.
+    hyps = {}
+    for line in (save_dir / "generate-test.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("H-"):
+            head, _, text = line.split("\t", 2)
+            hyps[int(head[2:])] = text
+    assert sorted(hyps) == list(range(40)) and results["sentences"] == 40
+    tok_file = save_dir / "translations.tok.fr"
+    assert tok_file.read_text(encoding="utf-8").splitlines() == [hyps[i] for i in range(40)]
+
+    # Tokenized BLEU = fairseq-score on the same files (compound-split by perl for transformer).
+    ref = work / "data" / "bible-en-fr" / "tok" / "test.fr"
+    if results["compound_split"]:
+        perl_compound_split(tok_file, tmp_path / "hyp")
+        perl_compound_split(ref, tmp_path / "ref")
+        tok_file, ref = tmp_path / "hyp", tmp_path / "ref"
+        assert "##AT##-##AT##" in ref.read_text(encoding="utf-8")
+    expected = fairseq_score(tok_file, ref)
+    assert results["tokenized_bleu"] == pytest.approx(expected["bleu"], abs=0.006)
+    assert results["tokenized_precisions"] == pytest.approx(expected["precisions"], abs=0.06)
+    assert (results["tokenized_sys_len"], results["tokenized_ref_len"]) == \
+        (expected["syslen"], expected["reflen"])
+    assert f"tokenized BLEU = {results['tokenized_bleu']:.2f}" in out
+
+    # sacreBLEU: the detokenized file is sacremoses' detokenization; the CLI gives the same score.
+    detok = subprocess.run([str(BIN / "sacremoses"), "-q", "-l", "fr", "detokenize"],
+                           input=(save_dir / "translations.tok.fr").read_text(encoding="utf-8"),
+                           capture_output=True, text=True, check=True).stdout
+    assert (save_dir / "translations.fr").read_text(encoding="utf-8") == detok
+    ref = work / "data" / "bible-en-fr" / "ref" / "test.fr"
+    cli = subprocess.run([str(BIN / "sacrebleu"), str(ref),
+                          "-i", str(save_dir / "translations.fr"), "-lc", "-b", "-w", "4"],
+                         capture_output=True, text=True, check=True).stdout
+    assert results["sacrebleu"] == pytest.approx(float(cli), abs=1e-4)
+    signature = results["sacrebleu_signature"]
+    assert "case:lc" in signature and "tok:13a" in signature
+    assert results["sacrebleu_signature"] in out
