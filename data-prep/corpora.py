@@ -1,0 +1,231 @@
+"""Reading what the data recipes download: fetching archives, IWSLT and WMT formats, line pairs.
+
+Every reader yields ``Pair``s, source and target together, so that the two sides can never drift
+out of alignment: files whose sides differ in length, a tag line on one side only, or test sets
+whose segment ids differ are errors naming FILE:LINE (``CliError``).
+
+An archive is found, in this order: a file it holds already extracted under the local directory
+(``*_DIR`` of the recipes) or under ``orig/``; the archive itself in ``orig/`` or the local
+directory; a download from its URL; or, for an archive inside a release archive (WIT3's
+``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same way.
+"""
+
+import itertools
+import logging
+import re
+import shutil
+import tarfile
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from fairseq_tree.cli.bpe import CliError, decode_line, numbered_lines
+from fairseq_tree.data.progress import Progress
+
+logger = logging.getLogger("data-prep")
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass
+class Pair:
+    """One source/target line pair; ``where`` is the source's FILE:LINE, for messages."""
+
+    src: str
+    tgt: str
+    where: str
+    raw: tuple[str, str] | None = None  # the untokenized pair, kept for test references
+
+
+@dataclass
+class Archive:
+    """A downloadable archive: its file name, its URL (None: only inside ``parent``)."""
+
+    name: str
+    url: str | None = None
+    parent: "Archive | None" = None  # the release archive that holds this one ...
+    member: str = ""  # ... at this path
+
+
+class Sources:
+    """Finds the recipe's files: in ``local_dir``, in ``orig``, or by fetching and extracting."""
+
+    def __init__(self, orig: Path, local_dir: str | None):
+        self.orig = orig
+        self.local = Path(local_dir) if local_dir else None
+
+    def roots(self) -> list[Path]:
+        return [root for root in (self.local, self.orig) if root is not None]
+
+    def file(self, relpath: str, archive: Archive) -> Path:
+        """``relpath`` (a member path of ``archive``), extracting the archive if needed."""
+        for root in self.roots():
+            if (root / relpath).is_file():
+                return root / relpath
+        path = self.archive(archive)
+        marker = self.orig / f".extracted.{path.name}"
+        if not marker.exists():
+            extract(path, self.orig)
+            marker.touch()
+        if not (self.orig / relpath).is_file():
+            raise CliError(f"{path}: the archive has no member {relpath}")
+        return self.orig / relpath
+
+    def archive(self, archive: Archive) -> Path:
+        """The archive file: already there, copied from the local directory, or downloaded."""
+        for root in self.roots():
+            if (root / archive.name).is_file():
+                return root / archive.name
+        if archive.url:
+            return download(archive.url, self.orig / archive.name)
+        if archive.parent is not None:
+            return self.file(archive.member, archive.parent)
+        raise CliError(f"{archive.name}: not found in {' or '.join(map(str, self.roots()))} "
+                       "and no URL to download it from")
+
+
+def download(url: str, target: Path) -> Path:
+    """Download ``url`` to ``target`` (complete or not at all), showing progress."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    logger.info(f"downloading {url} -> {target}")
+    try:
+        with urllib.request.urlopen(url) as response, open(partial, "wb") as sink, \
+                Progress(f"downloading {target.name}", unit="MB", interval=50) as progress:
+            while block := response.read(1 << 20):
+                sink.write(block)
+                progress.update(1)
+    except OSError as err:  # URLError and HTTPError are OSErrors
+        partial.unlink(missing_ok=True)
+        raise CliError(f"{url}: download failed ({err}); put the file into the recipe's "
+                       "local directory (see the recipe's header) instead") from None
+    with open(partial, "rb") as handle:
+        if target.name.endswith((".tgz", ".tar.gz")) and handle.read(2) != GZIP_MAGIC:
+            partial.unlink()
+            raise CliError(f"{url}: the server did not send a gzip archive (a login or warning "
+                           "page?); download it by hand into the recipe's local directory")
+    partial.replace(target)
+    return target
+
+
+def extract(archive: Path, dest: Path):
+    """Unpack a tar archive into ``dest``, refusing members that would land outside it. Members
+    are unpacked into a scratch folder first and moved into ``dest`` only once all are there, so
+    an interrupted run never leaves a truncated file that looks extracted."""
+    logger.info(f"extracting {archive} -> {dest}")
+    scratch = dest / f".extracting.{archive.name}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
+                tar.extractall(scratch, filter="data")
+            else:
+                check_members(tar, archive)
+                tar.extractall(scratch)  # members checked above
+    except (tarfile.TarError, EOFError) as err:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise CliError(f"{archive}: not a readable tar archive ({err})") from None
+    for path in sorted(scratch.rglob("*")):  # merge: several archives share "training/"
+        if path.is_file():
+            target = dest / path.relative_to(scratch)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+    shutil.rmtree(scratch)
+
+
+def check_members(tar: tarfile.TarFile, archive: Path):
+    """What the "data" extraction filter refuses: paths leaving the folder, links, devices."""
+    for member in tar.getmembers():
+        parts = Path(member.name).parts
+        if member.name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+            raise CliError(f"{archive}: refusing to extract member {member.name!r}")
+
+
+def text_lines(path: Path) -> Iterator[tuple[str, str]]:
+    """``(FILE:LINE, text)`` for every line; invalid UTF-8 is an error naming FILE:LINE."""
+    for where, raw in numbered_lines(str(path)):
+        yield where, decode_line(raw, where)
+
+
+def parallel_lines(src: Path, tgt: Path) -> Iterator[tuple[str, str, str, str]]:
+    """``(src FILE:LINE, src text, tgt FILE:LINE, tgt text)``; sides of unequal length fail."""
+    lines = itertools.zip_longest(text_lines(src), text_lines(tgt))
+    for count, (left, right) in enumerate(lines):
+        if left is None or right is None:
+            longer, shorter = (tgt, src) if left is None else (src, tgt)
+            raise CliError(f"{longer}:{count + 1}: {longer} has more lines than {shorter} "
+                           f"({count}); the two sides are not aligned")
+        yield left[0], left[1], right[0], right[1]
+
+
+def plain_pairs(src: Path, tgt: Path) -> Iterator[Pair]:
+    """The line pairs of two aligned plain-text files."""
+    for where, s, _, t in parallel_lines(src, tgt):
+        yield Pair(s, t, where)
+
+
+# Metadata lines of WIT3's train.tags files. fairseq's prepare-iwslt14.sh drops <url>, <talkid>
+# and <keywords> lines and keeps the text of <title> and <description> as training sentences;
+# later WIT3 releases add <speaker>, <reviewer>, <translator> and <doc> lines, dropped here too.
+META_TAGS = ("url", "talkid", "keywords", "speaker", "reviewer", "translator", "doc")
+TEXT_TAGS = ("title", "description")
+_TAG_LINE = re.compile(r"\s*</?(" + "|".join(META_TAGS + TEXT_TAGS) + r")\b")
+_TEXT_TAG = re.compile(r"</?(?:" + "|".join(TEXT_TAGS) + ")>")
+
+
+def tag_of(line: str) -> str | None:
+    """The metadata tag a train.tags line starts with, or None for a sentence."""
+    match = _TAG_LINE.match(line)
+    return match.group(1) if match else None
+
+
+def iwslt_train_pairs(src: Path, tgt: Path, stats: dict) -> Iterator[Pair]:
+    """Sentence pairs of WIT3 ``train.tags`` files; both sides must tag the same lines."""
+    for where_s, s, where_t, t in parallel_lines(src, tgt):
+        tag_s, tag_t = tag_of(s), tag_of(t)
+        if tag_s != tag_t:
+            tagged, other, text = (where_s, where_t, t) if tag_s else (where_t, where_s, s)
+            raise CliError(f"{tagged}: <{tag_s or tag_t}> line, but {other} is "
+                           f"{f'a <{tag_t or tag_s}> line' if tag_s and tag_t else repr(text[:60])}"
+                           "; the two sides are not aligned")
+        if tag_s in META_TAGS:
+            stats["tag lines dropped"] = stats.get("tag lines dropped", 0) + 1
+            continue
+        yield Pair(_TEXT_TAG.sub("", s), _TEXT_TAG.sub("", t), where_s)
+
+
+# One segment per line, as in IWSLT's XML and WMT's SGML test sets (read the way sacrebleu and
+# fairseq's recipes read them: the text between the tags, whitespace collapsed, no unescaping).
+_SEG_START = re.compile(r"<seg\b")
+_SEG = re.compile(r'<seg\b[^>]*?\bid\s*=\s*"?([^"\s>]*)"?[^>]*>(.*?)</seg>')
+_DOC = re.compile(r'<doc\b[^>]*?\bdocid\s*=\s*"([^"]*)"')
+
+
+def segments(path: Path) -> Iterator[tuple[str, str, str]]:
+    """``(FILE:LINE, "docid/segid", text)`` for every ``<seg>`` of an XML or SGML test set."""
+    docid = ""
+    for where, line in text_lines(path):
+        if doc := _DOC.search(line):
+            docid = doc.group(1)
+        if not _SEG_START.search(line):
+            continue
+        seg = _SEG.search(line)
+        if seg is None:
+            raise CliError(f"{where}: malformed <seg> line (expected <seg id=\"N\">text</seg> "
+                           "on one line)")
+        yield where, f"{docid}/{seg.group(1)}", " ".join(seg.group(2).split())
+
+
+def segment_pairs(src: Path, tgt: Path) -> Iterator[Pair]:
+    """Aligned segments of a source and a reference file; their doc/seg ids must agree."""
+    for count, (left, right) in enumerate(itertools.zip_longest(segments(src), segments(tgt))):
+        if left is None or right is None:
+            longer, shorter = (tgt, src) if left is None else (src, tgt)
+            where = (right or left)[0]
+            raise CliError(f"{where}: {longer} has more segments than {shorter} ({count}); "
+                           "the two sides are not aligned")
+        if left[1] != right[1]:
+            raise CliError(f"{left[0]}: segment {left[1]}, but {right[0]} is segment "
+                           f"{right[1]}; the two sides are not aligned")
+        yield Pair(left[2], right[2], left[0])

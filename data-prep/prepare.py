@@ -1,0 +1,392 @@
+"""The data recipes' shared driver: download, tokenize, clean, split, parse, BPE, binarize.
+
+    bash data-prep/prepare-iwslt14-de-en.sh    (each prepare-*.sh calls this with its settings)
+
+Writes ``$DATA/<pair>/``:
+
+    cased/{train,valid,test}.{src,tgt}  Moses-tokenized, cleaned and split, original case
+    ref/test.{src,tgt}                  the raw test set (untokenized, original case)
+    parsed/{split}.{src}                fairseq-tree-parse's trees over cased/ (resumable)
+    tok/{split}.{src,tgt}               the text the model reads (lowercased with --lowercase)
+    trees/{split}.{src}                 source trees whose leaves are the tokens of tok/
+    bpe/codes, bpe/{split}.{src,tgt}    joint subword-nmt BPE (fairseq-tree-bpe)
+    data-bin/                           fairseq-tree-preprocess --joined-dictionary
+    recipe.json                         the settings and split sizes
+
+Downloads go to ``$DATA/orig/<corpus>/``, shared by the pairs that use them. A step whose outputs
+exist is skipped, so a re-run continues where an interrupted one stopped; changed settings are
+refused (``settings.json``) rather than mixed with old outputs.
+"""
+
+import argparse
+import itertools
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import corpora
+import textprep
+from corpora import Archive, CliError, Pair, Sources
+
+from fairseq_tree.cli import bpe as tree_bpe
+from fairseq_tree.cli import parse as tree_parse
+from fairseq_tree.cli import preprocess as tree_preprocess
+from fairseq_tree.cli.bpe import open_output
+
+logger = corpora.logger
+SPLITS = ("train", "valid", "test")
+# Settings that change the outputs; a re-run with other values is refused.
+SETTINGS = ("src", "tgt", "train_tags", "train_text", "valid_every", "valid_xml", "valid_text",
+            "test_xml", "test_sgm", "clean", "clean_units", "normalize", "aggressive",
+            "lowercase", "bpe_merges", "parser", "parser_arg")
+
+
+def get_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--pair", required=True, help="output folder name under --data")
+    p.add_argument("--src", required=True)
+    p.add_argument("--tgt", required=True)
+    p.add_argument("--data", default="data", help="root of the outputs (default: data)")
+    p.add_argument("--corpus", required=True, help="download folder under DATA/orig")
+    p.add_argument("--local-dir", default="", metavar="DIR",
+                   help="a folder holding the archives (by file name) or their extracted files")
+    p.add_argument("--archive", action="append", default=[], metavar="NAME=URL",
+                   help="an archive and its URL (empty: never downloaded)")
+    p.add_argument("--inside", action="append", default=[], metavar="NAME=RELEASE:MEMBER",
+                   help="archive NAME is MEMBER of the archive RELEASE")
+    sets = "ARCHIVE:PREFIX, files PREFIX.{src,tgt}"
+    p.add_argument("--train-tags", action="append", default=[], help=f"WIT3 train.tags ({sets})")
+    p.add_argument("--train-text", action="append", default=[], help=f"plain text ({sets})")
+    p.add_argument("--valid-every", type=int, metavar="N",
+                   help="valid = every N-th training pair (fairseq's split)")
+    p.add_argument("--valid-xml", action="append", default=[],
+                   help="IWSLT XML sets (ARCHIVE:PREFIX, files PREFIX.{lang}.xml)")
+    p.add_argument("--valid-text", action="append", default=[], help=f"plain text ({sets})")
+    p.add_argument("--test-xml", action="append", default=[],
+                   help="IWSLT XML sets, concatenated (ARCHIVE:PREFIX, files PREFIX.{lang}.xml)")
+    p.add_argument("--test-sgm", action="append", default=[], metavar="ARCHIVE:SRC:REF",
+                   help="WMT SGML source and reference files")
+    p.add_argument("--clean", required=True, metavar="RATIO:MIN:MAX",
+                   help="clean-corpus-n.perl -ratio RATIO ... MIN MAX on the training pairs")
+    p.add_argument("--clean-units", choices=["words", "bpe"], default="words",
+                   help="words: clean, then split valid off (IWSLT); bpe: split, learn BPE on "
+                   "the training text, clean train and valid by BPE pieces (fairseq's WMT)")
+    p.add_argument("--normalize", action="store_true", help="Moses punctuation normalization "
+                   "and non-printing character removal on the training text (WMT)")
+    p.add_argument("--aggressive", action="store_true", help="tokenizer.perl -a (WMT)")
+    p.add_argument("--lowercase", action="store_true", help="lowercase everything (IWSLT)")
+    p.add_argument("--bpe-merges", type=int, default=32000)
+    p.add_argument("--parser", default="stanza", help="fairseq-tree-parse --parser")
+    p.add_argument("--parser-arg", action="append", default=[], metavar="ARG",
+                   help="an extra fairseq-tree-parse argument (repeatable), e.g. "
+                   "--parser-arg=--timeout=5")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--parse-workers", type=int, metavar="N",
+                   help="parser processes (default: 1 for stanza, which batches on one GPU or "
+                   "uses all cores itself; --workers for the others)")
+    return p
+
+
+class Recipe:
+    """One language pair's outputs; each ``step_*`` is skipped when its outputs exist."""
+
+    def __init__(self, args):
+        self.args = args
+        self.work = Path(args.data) / args.pair
+        self.sources = Sources(Path(args.data) / "orig" / args.corpus, args.local_dir)
+        self.archives = archives(args)
+        self.stats: dict = {}
+
+    def path(self, folder: str, split: str, lang: str) -> Path:
+        return self.work / folder / f"{split}.{lang}"
+
+    def pair_paths(self, folder: str, split: str) -> tuple[Path, Path]:
+        return self.path(folder, split, self.args.src), self.path(folder, split, self.args.tgt)
+
+    def file(self, spec: str, suffix: str = "") -> Path:
+        """The file ``PREFIX + suffix`` of an ``ARCHIVE:PREFIX`` setting."""
+        name, _, prefix = spec.partition(":")
+        if name not in self.archives:
+            raise CliError(f"{spec}: no --archive named {name!r}")
+        return self.sources.file(prefix + suffix, self.archives[name])
+
+    def pairs(self, kind: str, spec: str) -> Iterator[Pair]:
+        """The pairs of one train/valid/test setting, by the format of its files."""
+        src, tgt = self.args.src, self.args.tgt
+        if kind == "tags":
+            return corpora.iwslt_train_pairs(self.file(spec, f".{src}"), self.file(spec, f".{tgt}"),
+                                             self.stats)
+        if kind == "text":
+            return corpora.plain_pairs(self.file(spec, f".{src}"), self.file(spec, f".{tgt}"))
+        if kind == "xml":
+            return corpora.segment_pairs(self.file(spec, f".{src}.xml"),
+                                         self.file(spec, f".{tgt}.xml"))
+        name, src_file, ref_file = spec.split(":")
+        return corpora.segment_pairs(self.file(f"{name}:{src_file}"),
+                                     self.file(f"{name}:{ref_file}"))
+
+    def moses(self, evaluation: bool) -> textprep.MosesSteps:
+        """fairseq's Moses steps: test/valid sets get ’ -> ' and no punctuation normalization."""
+        args = self.args
+        return textprep.MosesSteps(args.src, args.tgt, normalize=args.normalize and not evaluation,
+                                   aggressive=args.aggressive, quote=evaluation)
+
+    def step_text(self):
+        """cased/ and ref/: the tokenized splits and the raw test set."""
+        self.write_sets("test", [("xml", s) for s in self.args.test_xml]
+                        + [("sgm", s) for s in self.args.test_sgm], references=True)
+        self.write_sets("valid", [("xml", s) for s in self.args.valid_xml]
+                        + [("text", s) for s in self.args.valid_text])
+        self.write_train()
+        if self.stats:  # kept beside the text, for recipe.json, even if a later step fails
+            stats = self.work / "cased" / "stats.json"
+            old = json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {}
+            stats.write_text(json.dumps({**old, **self.stats}, indent=2) + "\n", encoding="utf-8")
+
+    def write_sets(self, split: str, specs: list[tuple[str, str]], references: bool = False):
+        """A valid or test split from evaluation sets, concatenated in the given order."""
+        if not specs:
+            return
+        outputs = self.pair_paths("cased", split) + (self.pair_paths("ref", split)
+                                                     if references else ())
+        if done(outputs, f"{split} set"):
+            return
+        pairs = itertools.chain.from_iterable(self.pairs(kind, spec) for kind, spec in specs)
+        pairs = textprep.tokenize(pairs, self.moses(evaluation=True), 1, f"{split} sets",
+                                  keep_raw=references)
+        dropped = []
+
+        def left_out(message: str):
+            logger.warning(message)
+            dropped.append(message)
+
+        pairs = textprep.drop_empty(pairs, left_out)
+        mkdirs(outputs)
+        textprep.write_pairs(pairs, {split: outputs}, lambda number: split)
+        self.stats[f"{split} pairs left out (empty)"] = len(dropped)
+
+    def write_train(self):
+        """train (and valid, when split off the training data), cleaned as the recipe says."""
+        args = self.args
+        outputs = {"train": self.pair_paths("cased", "train")}
+        if args.valid_every:
+            outputs["valid"] = self.pair_paths("cased", "valid")
+        if done([p for paths in outputs.values() for p in paths], "training data"):
+            return
+        specs = [("tags", s) for s in args.train_tags] + [("text", s) for s in args.train_text]
+        pairs = itertools.chain.from_iterable(self.pairs(kind, spec) for kind, spec in specs)
+        pairs = textprep.tokenize(pairs, self.moses(evaluation=False), args.workers,
+                                  "training data")
+        ratio, low, high = parse_clean(args.clean)
+        mkdirs(outputs["train"])
+        if args.clean_units == "words":
+            cleaning = textprep.Cleaning(ratio, low, high)
+            counts = textprep.write_pairs(cleaning(pairs), outputs,
+                                          textprep.every_nth(args.valid_every))
+            self.log_cleaning("train+valid", cleaning)
+        else:
+            counts = self.clean_by_bpe(pairs, outputs, ratio, low, high)
+        logger.info(f"split sizes: {counts}")
+
+    def clean_by_bpe(self, pairs, outputs: dict, ratio: float, low: int, high: int) -> dict:
+        """fairseq's WMT order: split, learn BPE on the training text, clean each split by
+        its length in BPE pieces."""
+        unclean = {split: tuple(p.with_name(p.name.replace(split, f"{split}.unclean", 1))
+                                for p in paths) for split, paths in outputs.items()}
+        if not done([p for paths in unclean.values() for p in paths], "uncleaned split"):
+            textprep.write_pairs(pairs, unclean, textprep.every_nth(self.args.valid_every))
+        self.learn_bpe(["--text", *map(str, unclean["train"])])
+        segment = tree_bpe.build_segmenter(tree_bpe.get_parser().parse_args(
+            ["apply", "--codes", str(self.work / "bpe" / "codes"), "--text"]))
+        counts = {}
+        for split, paths in outputs.items():
+            cleaning = textprep.Cleaning(ratio, low, high, lambda text: len(segment(text.split())))
+            pairs = textprep.counted(corpora.plain_pairs(*unclean[split]), f"cleaning {split}")
+            counts.update(textprep.write_pairs(cleaning(pairs), {split: paths},
+                                               lambda number, s=split: s))
+            self.log_cleaning(split, cleaning)
+        return counts
+
+    def log_cleaning(self, what: str, cleaning: textprep.Cleaning):
+        logger.info(f"cleaning {what}: kept {cleaning.kept} pairs, dropped {cleaning.dropped}")
+        self.stats[f"{what} pairs dropped by cleaning"] = cleaning.dropped
+
+    def step_parse(self):
+        """parsed/: fairseq-tree-parse on the tokenized (cased) source side of every split."""
+        args = self.args
+        for split in SPLITS:
+            source = self.path("cased", split, args.src)
+            trees = self.path("parsed", split, args.src)
+            if trees.exists() and textprep.count_lines(trees) == textprep.count_lines(source):
+                logger.info(f"{trees}: parsed already, skipping")
+                continue
+            trees.parent.mkdir(parents=True, exist_ok=True)
+            workers = args.parse_workers or (1 if args.parser == "stanza" else args.workers)
+            tree_parse.cli_main(["--parser", args.parser, "--lang", args.src, "--input",
+                                 str(source), "--output", str(trees), "--workers",
+                                 str(workers), *args.parser_arg])
+            configure_logging()  # the parser's entry point configured its own
+
+    def step_finalize(self):
+        """tok/ and trees/: check every tree's leaves against its tokens; lowercase (IWSLT)."""
+        for split in SPLITS:
+            outputs = (*self.pair_paths("tok", split), self.path("trees", split, self.args.src))
+            if done(outputs, f"{split}: tok/ and trees/"):
+                continue
+            mkdirs(outputs)
+            with open_output(str(outputs[0])) as src_out, open_output(str(outputs[1])) as tgt_out, \
+                    open_output(str(outputs[2])) as tree_out:
+                for src, tgt, tree in self.checked(split):
+                    src_out.write(src.encode("utf-8") + b"\n")
+                    tgt_out.write(tgt.encode("utf-8") + b"\n")
+                    tree_out.write(tree.encode("utf-8") + b"\n")
+
+    def checked(self, split: str):
+        """(source, target, tree) lines of a split, lowercased if the recipe lowercases."""
+        lowercase = self.args.lowercase
+        parsed = corpora.parallel_lines(self.path("cased", split, self.args.src),
+                                        self.path("parsed", split, self.args.src))
+        targets = corpora.text_lines(self.path("cased", split, self.args.tgt))
+        for (where, src, where_tree, tree), (_, tgt) in zip(parsed, targets, strict=True):
+            if lowercase:
+                src, tgt, tree = src.lower(), tgt.lower(), textprep.lowercase_leaves(tree)
+            textprep.check_leaves(tree, src, where_tree, where)
+            yield src, tgt, tree
+
+    def learn_bpe(self, inputs: list[str]):
+        codes = self.work / "bpe" / "codes"
+        if done([codes], "BPE codes"):
+            return
+        codes.parent.mkdir(parents=True, exist_ok=True)
+        tree_bpe.learn(tree_bpe.get_parser().parse_args(
+            ["learn", "--method", "subword-nmt", "--symbols", str(self.args.bpe_merges),
+             *inputs, "--output", str(codes)]))
+
+    def step_bpe(self):
+        """bpe/: joint codes learned on the training trees' leaves and target text (IWSLT;
+        WMT learned them on the text before cleaning), applied to every split."""
+        src, tgt = self.args.src, self.args.tgt
+        self.learn_bpe(["--trees", str(self.path("trees", "train", src)),
+                        "--text", str(self.path("tok", "train", tgt))])
+        for split, lang in itertools.product(SPLITS, (src, tgt)):
+            output = self.path("bpe", split, lang)
+            if done([output], f"BPE {split}.{lang}"):
+                continue
+            source = self.path("trees" if lang == src else "tok", split, lang)
+            tree_bpe.apply(tree_bpe.get_parser().parse_args(
+                ["apply", "--codes", str(self.work / "bpe" / "codes"), "--input", str(source),
+                 "--output", str(output), *(["--text"] if lang == tgt else [])]))
+
+    def step_binarize(self):
+        """data-bin/: fairseq-tree-preprocess --joined-dictionary of bpe/."""
+        destdir = self.work / "data-bin"
+        if done([destdir / "preprocess.log"], "data-bin"):
+            return
+        prefix = str(self.work / "bpe")
+        tree_preprocess.cli_main(
+            ["--source-lang", self.args.src, "--target-lang", self.args.tgt,
+             "--joined-dictionary", "--workers", str(self.args.workers),
+             "--trainpref", f"{prefix}/train", "--validpref", f"{prefix}/valid",
+             "--testpref", f"{prefix}/test", "--destdir", str(destdir)])
+        configure_logging()
+
+    def step_recipe_json(self):
+        """recipe.json: what the experiments and fairseq-tree-translate need to know."""
+        args, path = self.args, self.work / "recipe.json"
+        old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        stats = self.work / "cased" / "stats.json"
+        recipe = {
+            "pair": args.pair, "src": args.src, "tgt": args.tgt, "lowercase": args.lowercase,
+            "bpe_codes": "bpe/codes",  # paths are relative to the folder of recipe.json
+            "bpe_merges": args.bpe_merges,
+            "moses_lang": {"src": args.src, "tgt": args.tgt},
+            "moses_aggressive_dash_splits": args.aggressive,
+            "moses_normalize_punctuation": args.normalize, "moses_escape": False,
+            "parser": args.parser,
+            "sizes": {split: textprep.count_lines(self.path("tok", split, args.tgt))
+                      for split in SPLITS},
+            "test_sets": args.test_xml + args.test_sgm,
+            "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {},
+        }
+        if recipe != old:
+            with open_output(str(path)) as sink:
+                sink.write(json.dumps(recipe, indent=2).encode("utf-8") + b"\n")
+        logger.info(f"{self.work}: train {recipe['sizes']['train']}, valid "
+                    f"{recipe['sizes']['valid']}, test {recipe['sizes']['test']} pairs")
+
+    def check_settings(self):
+        """Record the settings; refuse to continue outputs made with other settings."""
+        path = self.work / "settings.json"
+        settings = {key: getattr(self.args, key) for key in SETTINGS}
+        if path.exists():
+            old = json.loads(path.read_text(encoding="utf-8"))
+            changed = sorted(key for key in settings if old.get(key) != settings[key])
+            if changed:
+                raise CliError(f"{path}: {self.work} was made with other settings "
+                               f"({', '.join(changed)}); delete it to rebuild")
+            return
+        self.work.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+
+    def run(self):
+        self.check_settings()
+        for step in (self.step_text, self.step_parse, self.step_finalize, self.step_bpe,
+                     self.step_binarize, self.step_recipe_json):
+            logger.info(f"== {self.args.pair}: {step.__doc__.split(':')[0]}")
+            step()
+
+
+def archives(args) -> dict[str, Archive]:
+    """The ``--archive`` and ``--inside`` settings, by archive file name."""
+    found = {}
+    for spec in args.archive:
+        name, _, url = spec.partition("=")
+        found[name] = Archive(name, url or None)
+    for spec in args.inside:
+        name, _, where = spec.partition("=")
+        release, _, member = where.partition(":")
+        if name not in found or release not in found or not member:
+            raise CliError(f"--inside {spec}: expected NAME=RELEASE:MEMBER of two --archive names")
+        found[name].parent, found[name].member = found[release], member
+    return found
+
+
+def parse_clean(spec: str) -> tuple[float, int, int]:
+    try:
+        ratio, low, high = spec.split(":")
+        return float(ratio), int(low), int(high)
+    except ValueError:
+        raise CliError(f"--clean {spec}: expected RATIO:MIN:MAX") from None
+
+
+def done(paths, what: str) -> bool:
+    """True (and say so) when every output of a step exists: the step is skipped."""
+    if all(Path(path).exists() for path in paths):
+        logger.info(f"{what}: done already, skipping")
+        return True
+    return False
+
+
+def mkdirs(paths):
+    for path in paths:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+def configure_logging():
+    logging.basicConfig(format="%(asctime)s | %(levelname)s | prepare | %(message)s",
+                        level=logging.INFO, stream=sys.stderr, force=True)
+
+
+def main(argv=None):
+    configure_logging()
+    args = get_parser().parse_args(argv)
+    try:
+        Recipe(args).run()
+    except (CliError, OSError) as err:
+        sys.exit(f"prepare.py ({args.pair}): error: {err}")
+
+
+if __name__ == "__main__":
+    main()

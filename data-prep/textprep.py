@@ -1,0 +1,197 @@
+"""Text steps of the data recipes: Moses tokenisation (sacremoses), cleaning, splitting, writing.
+
+Each step maps a stream of ``Pair``s to a stream of ``Pair``s, both sides together. Files are
+written through ``open_output``: a file appears under its name only once complete, so a step
+whose outputs all exist has finished and a re-run skips it.
+"""
+
+import contextlib
+import itertools
+import multiprocessing
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import regex
+from corpora import Pair
+from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+from fairseq_tree.cli.bpe import CliError, open_output
+from fairseq_tree.data.progress import Progress
+from fairseq_tree.trees import TreeSyntaxError, parse_tree
+
+CHUNK = 2000  # pairs per task sent to a tokenizer process
+# Moses' remove-non-printing-char.perl replaces every \p{C} character by a space
+# (sacremoses' own remove_control_chars deletes them instead, joining the words around them).
+_NON_PRINTING = regex.compile(r"\p{C}")
+
+
+@dataclass(frozen=True)
+class MosesSteps:
+    """The Moses steps of a recipe (fairseq's prepare-*.sh), applied to one side.
+
+    ``normalize``: normalize-punctuation.perl then remove-non-printing-char.perl (WMT);
+    ``aggressive``: tokenizer.perl -a (WMT); ``quote``: the test sets' ’ -> ' (both recipes).
+    Tokens are not XML-escaped (tokenizer.perl's default escapes ' as &apos;): the source is
+    parsed, and parsers and the tree format want the characters themselves.
+    """
+
+    src: str
+    tgt: str
+    normalize: bool = False
+    aggressive: bool = False
+    quote: bool = False
+
+
+_TOOLS: dict = {}
+
+
+def _tools(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
+    """sacremoses objects, built once per process and language."""
+    if lang not in _TOOLS:
+        _TOOLS[lang] = MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
+    return _TOOLS[lang]
+
+
+def moses(text: str, lang: str, steps: MosesSteps) -> str:
+    """One line through the recipe's Moses steps; tokens joined by single spaces."""
+    normalizer, tokenizer = _tools(lang)
+    if steps.quote:
+        text = text.replace("\u2019", "'")
+    if steps.normalize:
+        text = _NON_PRINTING.sub(" ", normalizer.normalize(text))
+    tokens = tokenizer.tokenize(text, aggressive_dash_splits=steps.aggressive, escape=False,
+                                return_str=True)
+    return " ".join(tokens.split())  # Python's split is what every later step splits on
+
+
+def _tokenize_chunk(task: tuple[MosesSteps, bool, list[Pair]]) -> list[Pair]:
+    steps, keep_raw, pairs = task
+    return [Pair(moses(p.src, steps.src, steps), moses(p.tgt, steps.tgt, steps), p.where,
+                 (p.src, p.tgt) if keep_raw else None) for p in pairs]
+
+
+def tokenize(pairs: Iterable[Pair], steps: MosesSteps, workers: int, desc: str,
+             keep_raw: bool = False) -> Iterator[Pair]:
+    """Tokenize both sides of every pair, in order, over ``workers`` processes."""
+    tasks = ((steps, keep_raw, list(chunk)) for chunk in _chunks(pairs, CHUNK))
+    with contextlib.ExitStack() as stack:
+        progress = stack.enter_context(Progress(f"tokenizing {desc}"))
+        pool = stack.enter_context(multiprocessing.Pool(workers)) if workers > 1 else None
+        # A few chunks per process at a time: Pool.imap would read the whole corpus ahead.
+        for window in _chunks(tasks, max(workers, 1) * 4):
+            for chunk in (pool.imap(_tokenize_chunk, window) if pool
+                          else map(_tokenize_chunk, window)):
+                yield from chunk
+                progress.update(len(chunk))
+
+
+def counted(items: Iterable, desc: str) -> Iterator:
+    """The items, with progress shown for a long pass."""
+    with Progress(desc) as progress:
+        for item in items:
+            yield item
+            progress.update(1)
+
+
+def _chunks(items: Iterable, size: int) -> Iterator[tuple]:
+    iterator = iter(items)
+    while chunk := tuple(itertools.islice(iterator, size)):
+        yield chunk
+
+
+@dataclass
+class Cleaning:
+    """clean-corpus-n.perl: keep a pair when both sides have ``min_len``-``max_len`` tokens,
+    neither side is more than ``ratio`` times longer than the other, and no token is longer
+    than 1000 characters. ``length`` counts a side's tokens (words, or BPE pieces for WMT)."""
+
+    ratio: float
+    min_len: int
+    max_len: int
+    length: Callable[[str], int] = lambda text: len(text.split())
+    kept: int = 0
+    dropped: int = 0
+
+    def keeps(self, pair: Pair) -> bool:
+        n_src, n_tgt = self.length(pair.src), self.length(pair.tgt)
+        if not (self.min_len <= n_src <= self.max_len and self.min_len <= n_tgt <= self.max_len):
+            return False
+        if n_src / n_tgt > self.ratio or n_tgt / n_src > self.ratio:
+            return False
+        return max(map(len, (pair.src + " " + pair.tgt).split())) <= 1000
+
+    def __call__(self, pairs: Iterable[Pair]) -> Iterator[Pair]:
+        for pair in pairs:
+            if self.keeps(pair):
+                self.kept += 1
+                yield pair
+            else:
+                self.dropped += 1
+
+
+def every_nth(n: int | None) -> Callable[[int], str]:
+    """fairseq's split: line numbers (1-based) divisible by ``n`` go to valid, others to train."""
+    return lambda number: "valid" if n and number % n == 0 else "train"
+
+
+def write_pairs(pairs: Iterable[Pair], outputs: dict[str, tuple[Path, Path]],
+                route: Callable[[int], str] = lambda number: "test") -> dict[str, int]:
+    """Write each pair to the (source, target) files of the split ``route(number)`` chooses.
+    Every file appears only once all are complete. Returns the number of pairs per split."""
+    counts = dict.fromkeys(outputs, 0)
+    with contextlib.ExitStack() as stack:
+        sinks = {split: tuple(stack.enter_context(open_output(str(path))) for path in paths)
+                 for split, paths in outputs.items()}
+        for number, pair in enumerate(pairs, start=1):
+            split = route(number)
+            for sink, text in zip(sinks[split], _sides(pair, split, outputs)):
+                sink.write(text.encode("utf-8") + b"\n")
+            counts[split] += 1
+    return counts
+
+
+def _sides(pair: Pair, split: str, outputs: dict) -> tuple[str, ...]:
+    """The texts written for one pair: tokenized source and target, plus, where a split has
+    four files, the raw source and target (the references)."""
+    if len(outputs[split]) == 4:
+        return pair.src, pair.tgt, *pair.raw
+    return pair.src, pair.tgt
+
+
+def drop_empty(pairs: Iterable[Pair], log: Callable[[str], None]) -> Iterator[Pair]:
+    """Leave out (and report) a test pair with an empty side: no tree can be built for it."""
+    for pair in pairs:
+        if pair.src and pair.tgt:
+            yield pair
+        else:
+            log(f"{pair.where}: empty segment on one side after tokenization; pair left out")
+
+
+# A leaf of a bracketed tree: a token not right after "(" (that is a label).
+_LEAF = re.compile(r"(?<![^\s)])[^\s()]+")
+_ESCAPES = re.compile(r"(-LRB-|-RRB-|-LSB-|-RSB-|-LCB-|-RCB-)")
+
+
+def lowercase_leaves(tree: str) -> str:
+    """Lowercase the leaves of a bracketed tree, not its labels nor the PTB escapes."""
+    def lower(match: re.Match) -> str:
+        parts = _ESCAPES.split(match.group())
+        return "".join(part if i % 2 else part.lower() for i, part in enumerate(parts))
+    return _LEAF.sub(lower, tree)
+
+
+def count_lines(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
+
+
+def check_leaves(tree: str, text: str, where_tree: str, where_text: str):
+    """The parser's promise, checked: a tree's leaves are exactly its line's tokens."""
+    try:
+        leaves = parse_tree(tree).leaves
+    except TreeSyntaxError as err:
+        raise CliError(f"{where_tree}: malformed tree: {err}") from None
+    if leaves != text.split():
+        raise CliError(f"{where_tree}: the tree's leaves are not the tokens of {where_text}")

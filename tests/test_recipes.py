@@ -1,0 +1,260 @@
+"""The data recipes (data-prep/prepare-*.sh) end to end on small stand-ins for their downloads.
+
+The stand-ins (tests/data/recipes/standins.py) are laid out and formatted like the real archives:
+WIT3 train.tags files and XML dev/test sets, WMT plain-text corpora and SGML test sets, in .tgz
+archives with the real member paths. Each recipe runs as a user runs it (bash, environment
+variables), then its outputs are checked against what the stand-in implies.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PLUGIN_DIR, ROOT, run_cli
+
+from fairseq_tree.parsing import ParserUnavailable
+from fairseq_tree.trees import parse_tree
+
+sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
+import corpora
+import standins
+import textprep
+
+
+def english_parser() -> str:
+    """link-grammar parses English offline where it is installed; else flat trees."""
+    try:
+        from fairseq_tree.parsing.link_grammar import import_linkgrammar
+
+        import_linkgrammar()
+        return "link-grammar"
+    except (ImportError, ParserUnavailable):
+        return "flat"
+
+
+def run_recipe(pair: str, data: Path, **env) -> subprocess.CompletedProcess:
+    """bash data-prep/prepare-PAIR.sh with DATA=data and the given environment."""
+    src = pair.split("-")[1]
+    env = {**os.environ, "DATA": str(data), "WORKERS": "1", "BPE_MERGES": "300",
+           "PARSER": english_parser() if src == "en" else "flat",
+           "FAIRSEQ_TREE_VENV": sys.prefix, "PYTHONWARNINGS": "ignore", **env}
+    return subprocess.run(["bash", str(ROOT / "data-prep" / f"prepare-{pair}.sh")],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+
+
+def succeeded(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc
+
+
+def read(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def squeeze(text: str) -> str:
+    """Text without spaces: Moses tokenization (unescaped) only inserts spaces."""
+    return text.replace(" ", "")
+
+
+def check_outputs(work: Path, src: str, tgt: str, lowercase: bool, expected: dict):
+    """The recipe contract: split sizes and contents, references, lowercasing, trees over
+    tokens, BPE codes, a loadable data-bin, recipe.json."""
+    for split, pairs in expected.items():
+        for lang in (src, tgt):
+            tok = read(work / "tok" / f"{split}.{lang}")
+            want = [p[lang].replace("\u2019", "'") for p in pairs]
+            assert list(map(squeeze, tok)) == [squeeze(w.lower() if lowercase else w)
+                                               for w in want], f"{split}.{lang}"
+        trees = read(work / "trees" / f"{split}.{src}")
+        tokens = read(work / "tok" / f"{split}.{src}")
+        assert [parse_tree(t).leaves for t in trees] == [line.split() for line in tokens]
+        assert all(re.search(r"\([A-Z]", tree) for tree in trees)  # labels keep their case
+    for lang in (src, tgt):  # raw references: the segments exactly, original case and quotes
+        assert read(work / "ref" / f"test.{lang}") == [p[lang] for p in expected["test"]]
+    tok = "\n".join(read(work / "tok" / f"train.{tgt}") + read(work / "tok" / f"test.{src}"))
+    assert (tok == tok.lower()) == lowercase
+    assert (work / "bpe" / "codes").stat().st_size > 0
+    for split in expected:
+        assert (work / "data-bin" / f"{split}.{src}-{tgt}.{src}.spans.idx").exists()
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["pair"] == work.name and (recipe["src"], recipe["tgt"]) == (src, tgt)
+    assert recipe["lowercase"] is lowercase and (work / recipe["bpe_codes"]).exists()
+    assert recipe["sizes"] == {split: len(pairs) for split, pairs in expected.items()}
+
+
+def train_a_few_updates(work: Path, tmp_path: Path):
+    """fairseq-train reads the data-bin and trains tree2seq_tiny for 3 updates."""
+    save = tmp_path / f"checkpoints-{work.name}"
+    run_cli("fairseq-train", work / "data-bin", "--user-dir", PLUGIN_DIR,
+            "--task", "tree_translation", "--arch", "tree2seq_tiny", "--share-all-embeddings",
+            "--optimizer", "adam", "--lr", "1e-3", "--max-tokens", "1024", "--max-update", "3",
+            "--num-workers", "0", "--save-dir", save, "--no-epoch-checkpoints",
+            "--disable-validation", "--seed", "1")
+    assert (save / "checkpoint_last.pt").exists()
+    return save / "checkpoint_last.pt"
+
+
+@pytest.fixture(scope="module")
+def iwslt14_standin(tmp_path_factory):
+    """The de-en.tgz stand-in: the archive, and the same files extracted."""
+    root = tmp_path_factory.mktemp("iwslt14")
+    expected = standins.iwslt14(root / "extracted")
+    archive = standins.make_tgz(root / "archive" / "de-en.tgz", expected["files"])
+    return root, archive, expected
+
+
+@pytest.fixture(scope="module")
+def iwslt14_de_en(iwslt14_standin, tmp_path_factory):
+    """iwslt14-de-en prepared from IWSLT14_DIR holding de-en.tgz."""
+    _, archive, expected = iwslt14_standin
+    data = tmp_path_factory.mktemp("data")
+    proc = succeeded(run_recipe("iwslt14-de-en", data, IWSLT14_DIR=str(archive.parent)))
+    return data / "iwslt14-de-en", expected, proc
+
+
+def test_iwslt14_de_en(iwslt14_de_en, tmp_path):
+    work, expected, _ = iwslt14_de_en
+    kept = expected["kept"]  # cleaning dropped the planted long and ratio pairs
+    assert len(kept) == 52
+    split = {"train": [p for i, p in enumerate(kept, 1) if i % 23],
+             "valid": [kept[22], kept[45]], "test": expected["test"]}
+    check_outputs(work, "de", "en", True, split)
+    train = read(work / "tok" / "train.de") + read(work / "tok" / "valid.de")
+    assert "ada example : ein kleiner testvortrag" in train  # <title> text kept, as fairseq
+    assert not any("<" in line or "ada example" == line for line in train)  # tag lines gone
+    stats = json.loads((work / "recipe.json").read_text())["stats"]
+    assert stats["tag lines dropped"] == 8 and stats["train+valid pairs dropped by cleaning"] == 2
+    checkpoint = train_a_few_updates(work, tmp_path)
+    check_raw_translation(work, checkpoint, "de", "en")
+
+
+def check_raw_translation(work: Path, checkpoint: Path, src: str, tgt: str):
+    """fairseq-tree-translate --recipe on the raw test sources (Moses, parser, lowercasing and
+    BPE as recipe.json says) translates exactly as fairseq-generate on the binarized test set."""
+    generate = run_cli("fairseq-generate", work / "data-bin", "--user-dir", PLUGIN_DIR,
+                       "--task", "tree_translation", "--path", checkpoint, "--gen-subset", "test",
+                       "--beam", "2", "--remove-bpe", "--num-workers", "0", "--batch-size", "8")
+    hypos = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", generate.stdout, flags=re.M))
+    expected = [hypos[str(i)] for i in range(len(hypos))]
+    translate = run_cli("fairseq-tree-translate", "--recipe", work, "--path", checkpoint,
+                        "--parser", "flat", "--input", work / "ref" / f"test.{src}",
+                        "--beam", "2", "--no-detokenize")
+    assert len(set(expected)) > 1  # the model's output depends on its input
+    assert translate.stdout.splitlines() == expected
+
+
+def test_rerun_is_a_no_op(iwslt14_de_en, iwslt14_standin):
+    work, _, _ = iwslt14_de_en
+    before = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file()}
+    proc = succeeded(run_recipe("iwslt14-de-en", work.parent,
+                                IWSLT14_DIR=str(iwslt14_standin[1].parent)))
+    assert {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file()} == before
+    # text (test set, train+valid), parse, tok/trees, BPE (codes, 6 files), data-bin
+    assert proc.stderr.count("skipping") == 2 + 3 + 3 + 7 + 1
+    proc = run_recipe("iwslt14-de-en", work.parent, BPE_MERGES="301",
+                      IWSLT14_DIR=str(iwslt14_standin[1].parent))
+    assert proc.returncode != 0 and "made with other settings (bpe_merges)" in proc.stderr
+
+
+def test_iwslt14_en_de_downloads_its_url(iwslt14_standin, tmp_path):
+    _, archive, expected = iwslt14_standin
+    succeeded(run_recipe("iwslt14-en-de", tmp_path, IWSLT14_URL=archive.as_uri()))
+    assert (tmp_path / "orig" / "iwslt14" / "de-en.tgz").read_bytes() == archive.read_bytes()
+    kept = expected["kept"]
+    check_outputs(tmp_path / "iwslt14-en-de", "en", "de", True,
+                  {"train": [p for i, p in enumerate(kept, 1) if i % 23],
+                   "valid": [kept[22], kept[45]], "test": expected["test"]})
+
+
+@pytest.fixture(scope="module")
+def iwslt13_standin(tmp_path_factory):
+    """WIT3's 2015-01 release stand-in: 2015-01.tgz holding 2015-01/texts/en/fr/en-fr.tgz."""
+    root = tmp_path_factory.mktemp("iwslt13")
+    expected = standins.iwslt13(root / "extracted")
+    inner = standins.make_tgz(root / "inner" / "en-fr.tgz", expected["files"])
+    standins.make_tgz(root / "release" / "2015-01.tgz",
+                      {"2015-01/texts/en/fr/en-fr.tgz": inner.read_bytes()})
+    return root, expected
+
+
+@pytest.mark.parametrize("pair,holding", [("iwslt13-en-fr", "release"),
+                                          ("iwslt13-fr-en", "extracted")])
+def test_iwslt13(pair, holding, iwslt13_standin, tmp_path):
+    root, expected = iwslt13_standin
+    proc = succeeded(run_recipe(pair, tmp_path, IWSLT13_DIR=str(root / holding)))
+    src, tgt = pair.split("-")[1:]
+    check_outputs(tmp_path / pair, src, tgt, True, {
+        "train": expected["kept"], "valid": expected["valid"], "test": expected["test"]})
+    assert re.search(r"IWSLT15\.TED\.tst2013\.en-fr\.\w\w\.xml:\d+: empty segment", proc.stderr)
+    stats = json.loads((tmp_path / pair / "recipe.json").read_text())["stats"]
+    assert stats["test pairs left out (empty)"] == 1 and stats["tag lines dropped"] == 4
+
+
+def test_wmt14_en_de(tmp_path):
+    expected = standins.wmt14(tmp_path / "archives")  # no dev.tgz: only WMT14_VALID needs it
+    # Enough merges for every repeated word to become one piece: only the rare pair splits.
+    succeeded(run_recipe("wmt14-en-de", tmp_path / "data", BPE_MERGES="3000", WORKERS="2",
+                         WMT14_DIR=str(tmp_path / "archives")))
+    work = tmp_path / "data" / "wmt14-en-de"
+    check_outputs(work, "en", "de", False, expected)
+    stats = json.loads((work / "recipe.json").read_text())["stats"]
+    assert stats == {"test pairs left out (empty)": 0, "train pairs dropped by cleaning": 3,
+                     "valid pairs dropped by cleaning": 0}
+    train_a_few_updates(work, tmp_path)
+
+
+def test_misaligned_tag_line_names_file_and_line(iwslt14_standin, tmp_path):
+    expected = iwslt14_standin[2]
+    files = dict(expected["files"])
+    de = files["de-en/train.tags.de-en.de"].splitlines(keepends=True)
+    files["de-en/train.tags.de-en.de"] = "".join(de[:2] + de[3:] + ["Noch ein Satz.\n"])
+    standins.write_tree(tmp_path / "bad", files)  # the <speaker> line left out on one side
+    proc = run_recipe("iwslt14-de-en", tmp_path / "data", IWSLT14_DIR=str(tmp_path / "bad"))
+    assert proc.returncode != 0
+    assert re.search(r"train\.tags\.de-en\.de:3: <talkid> line, but \S+train\.tags\.de-en\.en:3 "
+                     r"is a <speaker> line", proc.stderr), proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+
+
+def test_sides_of_different_length_name_file_and_line(tmp_path):
+    corpora_dir = tmp_path / "extracted"
+    standins.write_tree(corpora_dir, {"c.en": "one\ntwo\n", "c.de": "eins\nzwei\ndrei\n"})
+    with pytest.raises(corpora.CliError, match=r"c\.de:3: \S+ has more lines than"):
+        list(corpora.plain_pairs(corpora_dir / "c.en", corpora_dir / "c.de"))
+
+
+def test_segments_must_pair_up(tmp_path):
+    src = standins.xml_set("s", "de", [["Eins.", "Zwei."]], True)
+    ref = standins.xml_set("s", "en", [["One."], ["Two."]], False)
+    standins.write_tree(tmp_path, {"s.de.xml": src, "s.en.xml": ref})
+    with pytest.raises(corpora.CliError, match=r"s\.de\.xml:\d+: segment 1/2, but \S+s\.en\.xml"):
+        list(corpora.segment_pairs(tmp_path / "s.de.xml", tmp_path / "s.en.xml"))
+
+
+def test_cleaning_follows_clean_corpus_n():
+    pair = lambda s, t: corpora.Pair(s, t, "x:1")
+    clean = textprep.Cleaning(1.5, 1, 5)
+    kept = list(clean([pair("a b c", "a b"), pair("a b c d", "a b"), pair("", "a"),
+                       pair("a b c d e f", "a b c d e"), pair("a " + "x" * 1001, "a b")]))
+    assert [p.src for p in kept] == ["a b c"] and clean.dropped == 4  # 3/2 = 1.5 is kept
+
+
+def test_lowercase_leaves_keeps_labels_and_escapes():
+    tree = "(ROOT (S (NP (NNP Anna)) (VP Sees -LRB- ÄPFEL -RRB-)))"
+    assert (textprep.lowercase_leaves(tree)
+            == "(ROOT (S (NP (NNP anna)) (VP sees -LRB- äpfel -RRB-)))")
+
+
+def test_moses_steps_of_the_recipes():
+    text = "Er sagte \u201eHallo\u201c zu\u200bmir, well-known."
+    wmt = textprep.moses(text, "de", textprep.MosesSteps("de", "en", normalize=True,
+                                                         aggressive=True))
+    iwslt = textprep.moses(text, "de", textprep.MosesSteps("de", "en"))
+    assert '" Hallo "' in wmt and "zu mir" in wmt and "well @-@ known" in wmt  # WMT's steps
+    assert "\u201e Hallo \u201c" in iwslt and "well-known" in iwslt  # IWSLT: tokenizer only
+    test_set = textprep.MosesSteps("en", "de", quote=True)
+    assert textprep.moses("It\u2019s a test.", "en", test_set) == "It 's a test ."
