@@ -17,7 +17,9 @@
 #   IWSLT13_RELEASE_URL  the release archive 2015-01.tgz (default: WIT3's Google Drive copy,
 #                        https://drive.usercontent.google.com/download?id=1Mz-iiRxRqbCVbsYfKZQ6yuAxHNzYTMnI&export=download&confirm=t;
 #                        if Drive answers with a web page instead, download it by hand into IWSLT13_DIR)
-#   and DATA, PARSER, PARSER_ARGS, BPE_MERGES, WORKERS (see data-prep/common.sh).
+#   PARSER               default corenlp here: stanza has no French constituency parser
+#   and DATA, PARSER_ARGS, BPE_MERGES, WORKERS (see data-prep/common.sh).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+export PARSER=${PARSER:-corenlp}
 iwslt13 fr en

@@ -151,6 +151,16 @@ def test_stanza_missing_models_fail_fast_without_network(tmp_path, monkeypatch):
     assert "stanza.download('en'" in clean_error(proc)
 
 
+def test_stanza_without_a_constituency_parser_for_the_language(tmp_path):
+    """French has no stanza constituency model: the error says so and names the alternatives,
+    instead of sending the user to download models that do not exist."""
+    with pytest.raises(ParserUnavailable) as error:
+        build_parser("stanza", "fr", stanza_dir=str(tmp_path))
+    message = str(error.value)
+    assert "no constituency parser for 'fr'" in message and "--parser corenlp" in message
+    assert "de, en" in message.split("(it has")[1]
+
+
 def test_corenlp_errors_are_clear(tmp_path, monkeypatch):
     with socket.socket() as sock:  # a local port that nothing listens on
         sock.bind(("localhost", 0))

@@ -31,6 +31,18 @@ def missing_models_message(lang: str, model_dir: str, err: Exception) -> str:
             f"with: {command} (stanza: {reason})")
 
 
+def check_language(lang: str):
+    """stanza parses constituents in a few languages only (French, for one, is not among them):
+    say so before looking for models that do not exist."""
+    from stanza.resources.default_packages import default_constituency, optional_constituency
+
+    known = sorted({*default_constituency, *optional_constituency})
+    if lang not in known:
+        raise ParserUnavailable(
+            f"stanza has no constituency parser for '{lang}' (it has {', '.join(known)}); use "
+            "--parser corenlp (CoreNLP's models, the paper's parser) or --parser flat")
+
+
 def to_tree(stanza_tree) -> Tree:
     """A stanza constituency tree as a ``fairseq_tree.trees.Tree`` (iterative)."""
     root = Tree(stanza_tree.label)
@@ -57,6 +69,7 @@ class StanzaParser(Parser):
         import torch
         from stanza.pipeline.core import UnsupportedProcessorError
 
+        check_language(lang)
         model_dir = stanza_dir or default_model_dir()
         try:
             self.pipeline = stanza.Pipeline(
