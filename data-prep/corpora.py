@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairseq_tree.cli.bpe import CliError, decode_line, numbered_lines
+from fairseq_tree.cli.console import CliError, decode_line, numbered_lines
 from fairseq_tree.data.progress import Progress
 
 logger = logging.getLogger("data-prep")

@@ -33,7 +33,7 @@ from corpora import Archive, CliError, Pair, Sources
 from fairseq_tree.cli import bpe as tree_bpe
 from fairseq_tree.cli import parse as tree_parse
 from fairseq_tree.cli import preprocess as tree_preprocess
-from fairseq_tree.cli.bpe import open_output
+from fairseq_tree.cli.console import open_output
 
 logger = corpora.logger
 SPLITS = ("train", "valid", "test")

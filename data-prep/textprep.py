@@ -17,7 +17,7 @@ import regex
 from corpora import Pair
 from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
-from fairseq_tree.cli.bpe import CliError, open_output
+from fairseq_tree.cli.console import CliError, open_output
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.trees import TreeSyntaxError, parse_tree
 

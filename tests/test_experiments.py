@@ -21,7 +21,7 @@ from fairseq.models import ARCH_MODEL_REGISTRY
 
 from fairseq_tree.cli import bpe, experiment
 from fairseq_tree.cli.average import average_states, last_checkpoints
-from fairseq_tree.cli.bpe import CliError
+from fairseq_tree.cli.console import CliError
 from fairseq_tree.cli.experiment_config import known_pairs, load_experiment
 
 CONFIGS = ROOT / "configs"

@@ -14,14 +14,13 @@ no single one of the averaged models and generation never reads it.
 import argparse
 import logging
 import os
-import sys
 from collections import OrderedDict
 from collections.abc import Iterable
 
 import torch
 from fairseq.checkpoint_utils import checkpoint_paths, load_checkpoint_to_cpu
 
-from fairseq_tree.cli.bpe import CliError
+from fairseq_tree.cli.console import CliError, run_console
 
 logger = logging.getLogger("fairseq_tree.cli.average")
 
@@ -130,16 +129,16 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cli_main(argv=None):
-    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
-                        level=logging.INFO, stream=sys.stderr, force=True)
-    args = get_parser().parse_args(argv)
-    try:
-        paths = last_checkpoints(args.dir, args.last, args.of)
-        save_state(average_checkpoints(paths), args.output)
-    except (CliError, OSError) as err:
-        sys.exit(f"average: error: {err}")
+def average(args):
+    """Average the last ``--last`` checkpoints of ``--dir`` into ``--output``."""
+    paths = last_checkpoints(args.dir, args.last, args.of)
+    save_state(average_checkpoints(paths), args.output)
     logger.info(f"averaged {len(paths)} checkpoints into {args.output}")
+
+
+def cli_main(argv=None):
+    """Console entry point: errors end the run with one line "average: error: ..."."""
+    run_console("average", get_parser(), average, argv)
 
 
 if __name__ == "__main__":

@@ -14,26 +14,25 @@ line is reported (or, with ``--skip-invalid``, copied through) without losing li
 """
 
 import argparse
-import contextlib
 import io
-import logging
-import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
 
+from fairseq_tree.cli.console import (
+    STDIO,
+    CliError,
+    decode_line,
+    numbered_lines,
+    open_output,
+    run_console,
+)
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree, to_bracketed
 from fairseq_tree.trees.subwords import split_words
 
-STDIO = "-"
 SUBWORD_NMT, SENTENCEPIECE = "subword-nmt", "sentencepiece"
-
-
-class CliError(ValueError):
-    """Ends the run with a one-line message; for a bad input line it starts with FILE:LINE."""
 
 
 def add_learn_args(learn: argparse.ArgumentParser):
@@ -84,50 +83,6 @@ def get_parser() -> argparse.ArgumentParser:
     add_learn_args(sub.add_parser("learn", help="learn one joint model from tree leaves and text"))
     add_apply_args(sub.add_parser("apply", help="segment tree leaves (or, with --text, lines)"))
     return parser
-
-
-@contextlib.contextmanager
-def open_input(path: str) -> Iterator[BinaryIO]:
-    """A file, or standard input for ``-``, read as bytes (decoded line by line)."""
-    if path == STDIO:
-        yield sys.stdin.buffer
-    else:
-        with open(path, "rb") as handle:
-            yield handle
-
-
-@contextlib.contextmanager
-def open_output(path: str) -> Iterator[BinaryIO]:
-    """A file, or standard output for ``-``, written as bytes. A file written here appears under
-    its name only once complete: a failed run leaves no half-segmented output behind."""
-    if path == STDIO:
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-        return
-    partial = f"{path}.partial"
-    try:
-        with open(partial, "wb") as handle:
-            yield handle
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
-
-
-def numbered_lines(path: str) -> Iterator[tuple[str, bytes]]:
-    """``("FILE:LINE", line)`` for every line of ``path``, without its line break."""
-    name = "<stdin>" if path == STDIO else path
-    with open_input(path) as handle:
-        for lineno, line in enumerate(handle, start=1):
-            yield f"{name}:{lineno}", line.rstrip(b"\r\n")
-
-
-def decode_line(raw: bytes, where: str) -> str:
-    """The line as text; invalid UTF-8 is a ``CliError``."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise CliError(f"{where}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
 
 
 def read_tree(raw: bytes, where: str) -> NormalTree:
@@ -256,13 +211,8 @@ def apply(args):
 
 def cli_main(argv=None):
     """Console entry point: errors end the run with one line "fairseq-tree-bpe: error: ..."."""
-    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
-                        level=logging.INFO, stream=sys.stderr, force=True)
-    args = get_parser().parse_args(argv)
-    try:
-        learn(args) if args.command == "learn" else apply(args)
-    except (CliError, OSError) as err:
-        sys.exit(f"fairseq-tree-bpe: error: {err}")
+    run_console("fairseq-tree-bpe", get_parser(),
+                lambda args: learn(args) if args.command == "learn" else apply(args), argv)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
-from fairseq_tree.cli.bpe import CliError, decode_line, numbered_lines, open_output
+from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
 from fairseq_tree.cli.experiment_config import Experiment, flag_args, load_experiment
 
 PLUGIN_DIR = Path(__file__).resolve().parents[1]

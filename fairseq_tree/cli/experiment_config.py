@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from fairseq_tree.cli.average import PATTERNS
-from fairseq_tree.cli.bpe import CliError
+from fairseq_tree.cli.console import CliError
 
 SECTIONS = {"batch", "train", "gpu", "task", "generate", "evaluate", "paper_bleu"}
 TOP_KEYS = SECTIONS | {"base", "pair", "source", "target", "recipe", "models"}

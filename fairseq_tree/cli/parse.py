@@ -12,12 +12,17 @@ input lines they stand for are skipped. Backends live in ``fairseq_tree.parsing`
 
 import argparse
 import collections
-import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
 
-from fairseq_tree.cli.bpe import STDIO, CliError, decode_line, numbered_lines
+from fairseq_tree.cli.console import (
+    STDIO,
+    CliError,
+    decode_line,
+    numbered_lines,
+    run_console,
+)
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing import BACKENDS, ParserUnavailable
 from fairseq_tree.parsing.pool import parse_batches
@@ -176,13 +181,7 @@ def run(args):
 
 def cli_main(argv=None):
     """Console entry point: errors end the run with one line "fairseq-tree-parse: error: ..."."""
-    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
-                        level=logging.INFO, stream=sys.stderr, force=True)
-    args = get_parser().parse_args(argv)
-    try:
-        run(args)
-    except (CliError, ParserUnavailable, OSError) as err:
-        sys.exit(f"{PROG}: error: {err}")
+    run_console(PROG, get_parser(), run, argv, errors=(ParserUnavailable,))
 
 
 if __name__ == "__main__":

@@ -21,12 +21,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 
-from fairseq_tree.cli.bpe import (
+from fairseq_tree.cli.console import (
     STDIO,
     CliError,
     decode_line,
     numbered_lines,
     open_output,
+    run_console,
 )
 from fairseq_tree.cli.parse import (
     add_backend_args,
@@ -232,13 +233,7 @@ def translate(args):
 
 def cli_main(argv=None):
     """Console entry point: errors end the run with one line "fairseq-tree-translate: error: ..."."""
-    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
-                        level=logging.INFO, stream=sys.stderr, force=True)
-    args = get_parser().parse_args(argv)
-    try:
-        translate(args)
-    except (CliError, ParserUnavailable, OSError) as err:
-        sys.exit(f"fairseq-tree-translate: error: {err}")
+    run_console("fairseq-tree-translate", get_parser(), translate, argv, errors=(ParserUnavailable,))
 
 
 if __name__ == "__main__":
