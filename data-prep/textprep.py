@@ -13,28 +13,22 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import regex
 from corpora import Pair
-from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 from fairseq_tree.cli.console import CliError, open_output
 from fairseq_tree.data.progress import Progress
+from fairseq_tree.parsing.moses import moses_tokenize
 from fairseq_tree.trees import TreeSyntaxError, parse_tree
 
 CHUNK = 2000  # pairs per task sent to a tokenizer process
-# Moses' remove-non-printing-char.perl replaces every \p{C} character by a space
-# (sacremoses' own remove_control_chars deletes them instead, joining the words around them).
-_NON_PRINTING = regex.compile(r"\p{C}")
 
 
 @dataclass(frozen=True)
 class MosesSteps:
     """The Moses steps of a recipe (fairseq's prepare-*.sh), applied to one side.
 
-    ``normalize``: normalize-punctuation.perl then remove-non-printing-char.perl (WMT);
-    ``aggressive``: tokenizer.perl -a (WMT); ``quote``: the test sets' ’ -> ' (both recipes).
-    Tokens are not XML-escaped (tokenizer.perl's default escapes ' as &apos;): the source is
-    parsed, and parsers and the tree format want the characters themselves.
+    The steps are those of ``fairseq_tree.parsing.moses.moses_tokenize``; ``quote`` is for the
+    test and valid sets (both recipes), ``normalize`` and ``aggressive`` for WMT.
     """
 
     src: str
@@ -44,26 +38,10 @@ class MosesSteps:
     quote: bool = False
 
 
-_TOOLS: dict = {}
-
-
-def _tools(lang: str) -> tuple[MosesPunctNormalizer, MosesTokenizer]:
-    """sacremoses objects, built once per process and language."""
-    if lang not in _TOOLS:
-        _TOOLS[lang] = MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
-    return _TOOLS[lang]
-
-
 def moses(text: str, lang: str, steps: MosesSteps) -> str:
     """One line through the recipe's Moses steps; tokens joined by single spaces."""
-    normalizer, tokenizer = _tools(lang)
-    if steps.quote:
-        text = text.replace("\u2019", "'")
-    if steps.normalize:
-        text = _NON_PRINTING.sub(" ", normalizer.normalize(text))
-    tokens = tokenizer.tokenize(text, aggressive_dash_splits=steps.aggressive, escape=False,
-                                return_str=True)
-    return " ".join(tokens.split())  # Python's split is what every later step splits on
+    return " ".join(moses_tokenize(text, lang, normalize=steps.normalize,
+                                   aggressive=steps.aggressive, quote=steps.quote))
 
 
 def _tokenize_chunk(task: tuple[MosesSteps, bool, list[Pair]]) -> list[Pair]:

@@ -129,10 +129,10 @@ def test_iwslt14_de_en(iwslt14_de_en, tmp_path):
     stats = json.loads((work / "recipe.json").read_text())["stats"]
     assert stats["tag lines dropped"] == 8 and stats["train+valid pairs dropped by cleaning"] == 2
     checkpoint = train_a_few_updates(work, tmp_path)
-    check_raw_translation(work, checkpoint, "de", "en")
+    check_raw_translation(work, checkpoint, "de", "en", "flat")
 
 
-def check_raw_translation(work: Path, checkpoint: Path, src: str, tgt: str):
+def check_raw_translation(work: Path, checkpoint: Path, src: str, tgt: str, parser: str):
     """fairseq-tree-translate --recipe on the raw test sources (Moses, parser, lowercasing and
     BPE as recipe.json says) translates exactly as fairseq-generate on the binarized test set."""
     generate = run_cli("fairseq-generate", work / "data-bin", "--user-dir", PLUGIN_DIR,
@@ -141,7 +141,7 @@ def check_raw_translation(work: Path, checkpoint: Path, src: str, tgt: str):
     hypos = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", generate.stdout, flags=re.M))
     expected = [hypos[str(i)] for i in range(len(hypos))]
     translate = run_cli("fairseq-tree-translate", "--recipe", work, "--path", checkpoint,
-                        "--parser", "flat", "--input", work / "ref" / f"test.{src}",
+                        "--parser", parser, "--input", work / "ref" / f"test.{src}",
                         "--beam", "2", "--no-detokenize")
     assert len(set(expected)) > 1  # the model's output depends on its input
     assert translate.stdout.splitlines() == expected
@@ -204,7 +204,8 @@ def test_wmt14_en_de(tmp_path):
     stats = json.loads((work / "recipe.json").read_text())["stats"]
     assert stats == {"test pairs left out (empty)": 0, "train pairs dropped by cleaning": 3,
                      "valid pairs dropped by cleaning": 0}
-    train_a_few_updates(work, tmp_path)
+    checkpoint = train_a_few_updates(work, tmp_path)
+    check_raw_translation(work, checkpoint, "en", "de", english_parser())
 
 
 def test_misaligned_tag_line_names_file_and_line(iwslt14_standin, tmp_path):

@@ -25,6 +25,7 @@ from fairseq_tree.cli.console import (
 )
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing import BACKENDS, ParserUnavailable
+from fairseq_tree.parsing.moses import moses_tokenize
 from fairseq_tree.parsing.pool import parse_batches
 
 PROG = "fairseq-tree-parse"
@@ -64,15 +65,13 @@ def add_tokenize_args(parser: argparse.ArgumentParser, default: str = "none"):
                         help="moses: split hyphenated words (well @-@ known)")
 
 
-def build_tokenizer(args, lang: str) -> Callable[[str], list[str]]:
-    """line -> tokens, as ``add_tokenize_args`` asked."""
+def build_tokenizer(args, lang: str, normalize: bool = False,
+                    quote: bool = False) -> Callable[[str], list[str]]:
+    """line -> tokens, as ``add_tokenize_args`` asked (Moses steps: ``moses_tokenize``)."""
     if args.tokenize == "none":
         return str.split
-    from sacremoses import MosesTokenizer
-
-    moses = MosesTokenizer(lang=lang)
-    return lambda line: moses.tokenize(line, escape=False,
-                                       aggressive_dash_splits=args.aggressive_dash_splits)
+    return lambda line: moses_tokenize(line, lang, normalize=normalize, quote=quote,
+                                       aggressive=args.aggressive_dash_splits)
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -60,7 +60,11 @@ def get_parser() -> argparse.ArgumentParser:
     add_backend_args(parser)
     add_tokenize_args(parser, default="moses")
     parser.add_argument("--normalize-punctuation", action="store_true",
-                        help="Moses punctuation normalisation before tokenising (WMT recipe)")
+                        help="Moses punctuation normalisation and removal of non-printing "
+                        "characters before tokenising")
+    parser.add_argument("--quote", action="store_true",
+                        help="turn ’ into ' before tokenising (set by --recipe, as the recipes "
+                        "do to their test sets)")
     parser.add_argument("--lowercase", action="store_true",
                         help="lowercase the leaves (after parsing), as the IWSLT recipes do")
     parser.add_argument("--no-detokenize", action="store_true", help="write tokenised output")
@@ -95,8 +99,9 @@ def apply_recipe(args):
         args.lowercase = args.lowercase or recipe.get("lowercase", False)
         args.aggressive_dash_splits = (args.aggressive_dash_splits
                                        or recipe.get("moses_aggressive_dash_splits", False))
-        args.normalize_punctuation = (args.normalize_punctuation
-                                      or recipe.get("moses_normalize_punctuation", False))
+        # Raw input is treated as the recipe treated its test sets: fairseq's recipes change ’
+        # into ' there and do not normalise punctuation (WMT normalises training data only).
+        args.quote = True
     missing = [flag for flag, value in (("DATA (or --recipe)", args.data),
                                         ("--source-lang", args.source_lang),
                                         ("--target-lang", args.target_lang),
@@ -122,12 +127,8 @@ class SourceTrees:
     """Raw lines -> bracketed trees, as fairseq-tree-parse makes them; counts flat fallbacks."""
 
     def __init__(self, args):
-        self.tokenize = build_tokenizer(args, args.source_lang)
-        if args.normalize_punctuation:
-            from sacremoses import MosesPunctNormalizer
-
-            normalize, tokenize = MosesPunctNormalizer(lang=args.source_lang).normalize, self.tokenize
-            self.tokenize = lambda line: tokenize(normalize(line))
+        self.tokenize = build_tokenizer(args, args.source_lang, quote=args.quote,
+                                        normalize=args.normalize_punctuation)
         self.backend = None if args.trees else build_parser(
             args.parser, args.source_lang, **backend_options(args), batch_size=args.batch_size)
         self.fallbacks = 0

@@ -1,0 +1,36 @@
+"""Moses tokenisation (sacremoses) as the data recipes apply it, shared by the recipes,
+``fairseq-tree-parse --tokenize moses`` and ``fairseq-tree-translate``."""
+
+from functools import lru_cache
+
+import regex
+
+# Moses' remove-non-printing-char.perl replaces every \p{C} character by a space
+# (sacremoses' own remove_control_chars deletes them instead, joining the words around them).
+_NON_PRINTING = regex.compile(r"\p{C}")
+
+
+@lru_cache(maxsize=None)
+def _tools(lang: str):
+    """sacremoses objects, built once per process and language."""
+    from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+    return MosesPunctNormalizer(lang=lang), MosesTokenizer(lang=lang)
+
+
+def moses_tokenize(text: str, lang: str, normalize: bool = False, aggressive: bool = False,
+                   quote: bool = False) -> list[str]:
+    """The tokens of one line after fairseq's prepare-*.sh Moses steps.
+
+    ``quote``: ’ -> ' (what fairseq's recipes do to test sets); ``normalize``:
+    normalize-punctuation.perl then remove-non-printing-char.perl (WMT training data);
+    ``aggressive``: tokenizer.perl -a (WMT). Tokens are not XML-escaped (tokenizer.perl's default
+    writes ' as &apos;): the source is parsed, and parsers and trees want the characters.
+    """
+    normalizer, tokenizer = _tools(lang)
+    if quote:
+        text = text.replace("\u2019", "'")
+    if normalize:
+        text = _NON_PRINTING.sub(" ", normalizer.normalize(text))
+    return tokenizer.tokenize(text, aggressive_dash_splits=aggressive, escape=False,
+                              return_str=True).split()
