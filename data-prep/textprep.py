@@ -17,8 +17,8 @@ from corpora import Pair
 
 from fairseq_tree.cli.console import CliError, open_output
 from fairseq_tree.data.progress import Progress
+from fairseq_tree.parsing.base import tree_problem
 from fairseq_tree.parsing.moses import moses_tokenize
-from fairseq_tree.trees import TreeSyntaxError, parse_tree
 
 CHUNK = 2000  # pairs per task sent to a tokenizer process
 
@@ -167,9 +167,6 @@ def count_lines(path: Path) -> int:
 
 def check_leaves(tree: str, text: str, where_tree: str, where_text: str):
     """The parser's promise, checked: a tree's leaves are exactly its line's tokens."""
-    try:
-        leaves = parse_tree(tree).leaves
-    except TreeSyntaxError as err:
-        raise CliError(f"{where_tree}: malformed tree: {err}") from None
-    if leaves != text.split():
-        raise CliError(f"{where_tree}: the tree's leaves are not the tokens of {where_text}")
+    problem = tree_problem(tree, text.split())
+    if problem:
+        raise CliError(f"{where_tree}: {problem} (tokens: {where_text})")
