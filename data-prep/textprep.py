@@ -6,7 +6,6 @@ whose outputs all exist has finished and a re-run skips it.
 """
 
 import contextlib
-import itertools
 import multiprocessing
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from corpora import Pair
 
-from fairseq_tree.cli.console import CliError, open_output
+from fairseq_tree.cli.console import CliError, batched, open_output
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing.base import tree_problem
 from fairseq_tree.parsing.moses import moses_tokenize
@@ -53,12 +52,12 @@ def _tokenize_chunk(task: tuple[MosesSteps, bool, list[Pair]]) -> list[Pair]:
 def tokenize(pairs: Iterable[Pair], steps: MosesSteps, workers: int, desc: str,
              keep_raw: bool = False) -> Iterator[Pair]:
     """Tokenize both sides of every pair, in order, over ``workers`` processes."""
-    tasks = ((steps, keep_raw, list(chunk)) for chunk in _chunks(pairs, CHUNK))
+    tasks = ((steps, keep_raw, list(chunk)) for chunk in batched(pairs, CHUNK))
     with contextlib.ExitStack() as stack:
         progress = stack.enter_context(Progress(f"tokenizing {desc}"))
         pool = stack.enter_context(multiprocessing.Pool(workers)) if workers > 1 else None
         # A few chunks per process at a time: Pool.imap would read the whole corpus ahead.
-        for window in _chunks(tasks, max(workers, 1) * 4):
+        for window in batched(tasks, max(workers, 1) * 4):
             for chunk in (pool.imap(_tokenize_chunk, window) if pool
                           else map(_tokenize_chunk, window)):
                 yield from chunk
@@ -71,12 +70,6 @@ def counted(items: Iterable, desc: str) -> Iterator:
         for item in items:
             yield item
             progress.update(1)
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[tuple]:
-    iterator = iter(items)
-    while chunk := tuple(itertools.islice(iterator, size)):
-        yield chunk
 
 
 @dataclass

@@ -3,10 +3,11 @@ one-line errors instead of tracebacks."""
 
 import argparse
 import contextlib
+import itertools
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
 STDIO = "-"
@@ -58,6 +59,13 @@ def decode_line(raw: bytes, where: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise CliError(f"{where}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    """Lists of ``size`` items, read lazily (the last may be shorter)."""
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch
 
 
 def run_console(prog: str, parser: argparse.ArgumentParser, action: Callable, argv=None,

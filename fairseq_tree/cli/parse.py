@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from fairseq_tree.cli.console import (
     STDIO,
     CliError,
+    batched,
     decode_line,
     numbered_lines,
     run_console,
@@ -118,18 +119,6 @@ def sentences(args, skip: int) -> Iterator[list[str]]:
     if seen < skip:
         raise CliError(f"{args.output} already has {skip} lines but the input has only {seen}: "
                        "it is not the output of this input")
-
-
-def batched(items: Iterator, size: int) -> Iterator[list]:
-    """Lists of ``size`` items (the last may be shorter)."""
-    batch = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 class Summary:

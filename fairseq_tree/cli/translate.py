@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from fairseq_tree.cli.console import (
     STDIO,
     CliError,
+    batched,
     decode_line,
     numbered_lines,
     open_output,
@@ -113,14 +114,8 @@ def apply_recipe(args):
 
 def chunks(args) -> Iterator[list[tuple[str, str]]]:
     """Batches of ``(FILE:LINE, text)`` input lines."""
-    batch = []
-    for where, raw in numbered_lines(args.input):
-        batch.append((where, decode_line(raw, where).strip()))
-        if len(batch) == args.batch_size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+    lines = ((where, decode_line(raw, where).strip()) for where, raw in numbered_lines(args.input))
+    return batched(lines, args.batch_size)
 
 
 class SourceTrees:
