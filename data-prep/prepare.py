@@ -156,7 +156,12 @@ class Recipe:
             self.write_sets("valid", [("xml", s) for s in self.args.valid_xml]
                             + [("text", s) for s in self.args.valid_text])
             self.write_train()
-        if self.stats:  # kept beside the text, for recipe.json, even if a later step fails
+        self.save_stats()
+
+    def save_stats(self):
+        """cased/stats.json: what the text steps left out, kept beside the text for recipe.json
+        (a re-run that skips a finished step keeps its numbers)."""
+        if self.stats:
             stats = self.work / "cased" / "stats.json"
             old = json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {}
             stats.write_text(json.dumps({**old, **self.stats}, indent=2) + "\n", encoding="utf-8")
@@ -192,7 +197,8 @@ class Recipe:
             stats["kept"] = len(kept)
             if split == "train":
                 stats["dropped by cleaning"] = cleaning.dropped
-            logger.info(f"{split}: books {books[0]}-{books[-1]} ({len(books)}): {stats}")
+            self.save_stats()
+            logger.info(f"{split}: {len(books)} books: {stats}")
 
     def write_sets(self, split: str, specs: list[tuple[str, str]], references: bool = False):
         """A valid or test split from evaluation sets, concatenated in the given order."""
