@@ -27,8 +27,8 @@ echo "[setup] build requirements of fairseq"
 "${pip[@]}" "setuptools<81" wheel cython numpy
 echo "[setup] fairseq-fixed (compiles its extensions against that torch; a few minutes the first time)"
 "${pip[@]}" --no-build-isolation fairseq-fixed==0.12.3.1
-echo "[setup] fairseq-tree and its test requirements"
-"${pip[@]}" --no-build-isolation -e "$root[test]"
+echo "[setup] fairseq-tree and its test and benchmark requirements"
+"${pip[@]}" --no-build-isolation -e "$root[test,bench]"
 "$venv/bin/python" -c "import fairseq_tree, fairseq; print('[setup] ok: fairseq', fairseq.__version__)"
 /usr/bin/python3 -c 'import linkgrammar' 2>/dev/null || echo "[setup] note: link-grammar is" \
   "missing (its parser test fails): sudo apt-get install python3-link-grammar"

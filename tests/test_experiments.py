@@ -26,6 +26,10 @@ from fairseq_tree.cli.experiment_config import known_pairs, load_experiment
 
 CONFIGS = ROOT / "configs"
 PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]
+BENCHMARKS = {"bible-en-fr": ["tree2seq", "transformer"],
+              "bible-en-fr-sample": ["tree2seq", "transformer"],
+              "synthetic": ["tree2seq", "transformer", "tree2seq-no-hier-embed",
+                            "tree2seq-no-subtree-mask"]}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
               "iwslt13-fr-en": 44.34, "wmt14-en-de": 28.40}
 
@@ -59,7 +63,7 @@ def option(command, name):
 
 
 def test_every_pair_has_both_models_and_the_papers_numbers():
-    assert known_pairs(CONFIGS) == PAIRS
+    assert sorted(set(known_pairs(CONFIGS)) - set(BENCHMARKS)) == PAIRS
     for pair in PAIRS:
         big = ["tree2seq-big", "transformer-big"] if pair.startswith("wmt") else []
         for model in ["tree2seq", "transformer", *big]:
@@ -87,6 +91,25 @@ def test_every_pair_has_both_models_and_the_papers_numbers():
     assert (big.tokens_per_update, big.train["max-update"]) == (524288, 20000)
     assert big.paper_bleu == 29.95
     assert big.train["arch"] == "tree2seq_vaswani_wmt_en_de_big"
+
+
+def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
+    """The benchmarks' configs: every model has tree2seq's size, batches and updates; only the
+    model (and each ablation's one flag) differs."""
+    for pair, models in BENCHMARKS.items():
+        base = load_experiment(CONFIGS, pair, "tree2seq")
+        for model in models:
+            exp = load_experiment(CONFIGS, pair, model)
+            train = dict(exp.train)
+            arch, flag = train.pop("arch"), {"tree2seq-no-hier-embed": "no-hier-embed",
+                                             "tree2seq-no-subtree-mask": "no-subtree-mask"}
+            assert train.pop(flag.get(model, "-"), True) is True
+            assert train == {k: v for k, v in base.train.items() if k != "arch"}, (pair, model)
+            assert arch == ("transformer" if model == "transformer" else "tree2seq")
+            assert (exp.task.get("tree-input") == "leaves-only") == (model == "transformer")
+            assert (exp.generate, exp.average, exp.checkpoints) == \
+                (base.generate, 1, "last")
+        assert isinstance(base.train["max-update"], int) and base.train["batch-size"] == 64
 
 
 # (pair, model, GPUs) -> (--update-freq, per-GPU --max-tokens): processes x max-tokens x
@@ -194,6 +217,9 @@ def test_last_checkpoints_orders_by_number(tmp_path):
         ["checkpoint3.pt", "checkpoint10.pt"]
     with pytest.raises(CliError, match="last 4 checkpoints checkpoint_EPOCH_UPDATES.pt, found 3"):
         last_checkpoints(str(tmp_path), 4, "updates")
+    assert names(last_checkpoints(str(tmp_path), 1, "last")) == ["checkpoint_last.pt"]
+    with pytest.raises(CliError, match="last 2 checkpoints checkpoint_last.pt, found 1"):
+        last_checkpoints(str(tmp_path), 2, "last")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,10 +24,14 @@ from fairseq_tree.cli.console import CliError, run_console
 
 logger = logging.getLogger("fairseq_tree.cli.average")
 
-# File names fairseq-train writes: checkpoint_{epoch}_{updates}.pt with --save-interval-updates,
-# checkpoint{epoch}.pt at the end of an epoch. The group is the number to order them by.
-PATTERNS = {"updates": r"checkpoint_\d+_(\d+)\.pt", "epochs": r"checkpoint(\d+)\.pt"}
-NAMES = {"updates": "checkpoint_EPOCH_UPDATES.pt", "epochs": "checkpointEPOCH.pt"}
+# File names fairseq-train writes: checkpoint_{epoch}_{updates}.pt with --save-interval-updates
+# (except at the end of an epoch, where fairseq writes checkpoint{epoch}.pt instead),
+# checkpoint{epoch}.pt at the end of an epoch, checkpoint_last.pt whenever it saves. The group is
+# the number to order them by. "last" is for short runs that evaluate their final model.
+PATTERNS = {"updates": r"checkpoint_\d+_(\d+)\.pt", "epochs": r"checkpoint(\d+)\.pt",
+            "last": r"checkpoint_last\.pt"}
+NAMES = {"updates": "checkpoint_EPOCH_UPDATES.pt", "epochs": "checkpointEPOCH.pt",
+         "last": "checkpoint_last.pt"}
 
 
 def last_checkpoints(directory: str, count: int, of: str) -> list[str]:

@@ -1,0 +1,127 @@
+"""Train several models of one experiment config on the same data at the same budget, evaluate
+each on the test set, and print one table: tree2seq against fairseq's Transformer.
+
+    python bench/compare.py bible-en-fr-sample tree2seq transformer --json runs/quickstart.json
+    python bench/compare.py synthetic tree2seq transformer --data DIR --checkpoints DIR
+
+Each model runs exactly as ``scripts/train.sh PAIR MODEL`` and ``scripts/evaluate.sh PAIR MODEL``
+(``python -m fairseq_tree.cli.experiment``), so the budget is the config's: the same number of
+updates and the same batches for every model. The training log of each run is kept beside its
+checkpoints (``train.log``); a run that already reached its last update is not trained again, and
+its time is read from that log. Arguments after ``--`` go to fairseq-train for every model.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
+# fairseq's end-of-epoch summary: "| train | epoch 003 | ... | num_updates 120 | ... | wall 95";
+# wall is the seconds since training started (validation and saving included).
+TRAIN_SUMMARY = re.compile(r"\| train \| epoch (\d+) \|.*\| num_updates (\d+) \|.*"
+                           r"\| wall (\d+)$", re.M)
+
+
+def experiment(command: str, pair: str, model: str, env: dict, extras=(), log=None):
+    """``python -m fairseq_tree.cli.experiment COMMAND PAIR MODEL``; its output is copied to
+    ``log`` (appended) and to our stderr as it comes."""
+    cmd = [sys.executable, "-m", "fairseq_tree.cli.experiment", command, pair, model, *extras]
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, cwd=ROOT) as proc:
+        for line in proc.stdout:
+            sys.stderr.write(line)
+            if log is not None:
+                log.write(line)
+    if proc.returncode != 0:
+        sys.exit(f"compare: {command} {pair} {model} failed (exit {proc.returncode})")
+
+
+def training_record(log_text: str) -> dict:
+    """Parameters, updates, epochs and seconds of a run, from its fairseq-train log (the last
+    summary: fairseq's meters continue across a resumed run)."""
+    params = PARAMS.findall(log_text)
+    summaries = TRAIN_SUMMARY.findall(log_text)
+    if not params or not summaries:
+        raise SystemExit("compare: the training log has no parameter count or epoch summary")
+    epoch, updates, wall = map(int, summaries[-1])
+    return {"parameters": int(params[-1].replace(",", "")), "epochs": epoch, "updates": updates,
+            "train_seconds": wall}
+
+
+def run_model(pair: str, model: str, env: dict, extras: list[str],
+              generate_args: list[str]) -> dict:
+    """Train (or finish training) then evaluate one model; its row of the table."""
+    save_dir = Path(env["CHECKPOINTS"]) / pair / model
+    save_dir.mkdir(parents=True, exist_ok=True)
+    with open(save_dir / "train.log", "a", encoding="utf-8") as log:
+        start = time.perf_counter()
+        experiment("train", pair, model, env, extras, log)
+        seconds = time.perf_counter() - start
+    experiment("evaluate", pair, model, env, generate_args)
+    results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
+    record = training_record((save_dir / "train.log").read_text(encoding="utf-8"))
+    return {"model": model, **record, "this_call_seconds": round(seconds, 1),
+            "sacrebleu": results["sacrebleu"], "tokenized_bleu": results["tokenized_bleu"],
+            "sacrebleu_signature": results["sacrebleu_signature"],
+            "test_sentences": results["sentences"], "checkpoint": results["checkpoint"]}
+
+
+def table(rows: list[dict]) -> list[str]:
+    """The printed table, plus each model's BLEU difference from the first."""
+    lines = [f"{'model':<28} {'params':>11} {'updates':>7} {'train s':>8} "
+             f"{'sacreBLEU':>9} {'tok BLEU':>8} {'vs ' + rows[0]['model']:>16}"]
+    for row in rows:
+        delta = row["sacrebleu"] - rows[0]["sacrebleu"]
+        lines.append(f"{row['model']:<28} {row['parameters']:>11,} {row['updates']:>7} "
+                     f"{row['train_seconds']:>8} {row['sacrebleu']:>9.2f} "
+                     f"{row['tokenized_bleu']:>8.2f} {delta:>+16.2f}")
+    return lines
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pair", help="a config of --config-dir, e.g. bible-en-fr-sample")
+    parser.add_argument("models", nargs="+", help="models of that config, e.g. tree2seq")
+    parser.add_argument("--data", default=os.environ.get("DATA", str(ROOT / "data")),
+                        help="the recipes' output root (default: $DATA or data)")
+    parser.add_argument("--checkpoints", default=os.environ.get("CHECKPOINTS",
+                                                                str(ROOT / "checkpoints")))
+    parser.add_argument("--config-dir", default=os.environ.get("CONFIG_DIR",
+                                                               str(ROOT / "configs")))
+    parser.add_argument("--generate-arg", action="append", default=[], metavar="ARG",
+                        help="an extra fairseq-generate argument (repeatable), e.g. "
+                        "--generate-arg=--max-len-b=5")
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    return parser
+
+
+def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    extras = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = get_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    env = {**os.environ, "DATA": str(Path(args.data).resolve()),
+           "CHECKPOINTS": str(Path(args.checkpoints).resolve()),
+           "CONFIG_DIR": str(Path(args.config_dir).resolve())}
+    rows = [run_model(args.pair, model, env, extras, args.generate_arg) for model in args.models]
+    report = {"benchmark": f"{args.pair}: {' vs '.join(args.models)}, same budget",
+              "command": " ".join([Path(sys.argv[0]).name, *argv]),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "date": time.strftime("%Y-%m-%d"), "fairseq_train_extras": extras,
+              "results": rows}
+    print("\n".join(table(rows)), flush=True)
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+if __name__ == "__main__":
+    main()
