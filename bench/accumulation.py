@@ -1,15 +1,25 @@
 """Time and peak memory of hierarchical accumulation: ours, the dense reference that builds S,
-and attention layers over the same n + m tokens. Forward + backward, as in training.
+and attention and whole encoder layers over the same n + m tokens. Forward + backward, as in
+training.
 
-    python bench/accumulation.py                      # n = 16 32 64 128, m = 0.8 n, d 512, B 32
+    python bench/accumulation.py                      # n = 16 ... 256, m = 0.8 n, d 512, B 32
     python bench/accumulation.py --json bench/results/accumulation-cpu.json
 
 Rows (each forward + backward, on random trees with m = round(0.8 n) nodes):
   ours        hierarchical_accumulation (Eq. 10), per batch plan included
   ours/layer  the per-layer part (``accumulate``) when the plan is shared by the layers
-  dense       bench/dense_reference.py, which materialises S (B x m x n x d) like the authors' code
+  dense       bench/dense_reference.py, which materialises S (B x m x n x d) like the authors' code;
+              run only for n <= --dense-max-n (default 128: at n = 256 S alone would be about
+              13 GB), "-" in the table and null in the JSON above it
   mha         one fairseq MultiheadAttention self-attention layer over n + m tokens
   tree-attn   one TreeSelfAttention layer over the n leaves + m nodes (accumulation included)
+  layer       one fairseq TransformerEncoderLayerBase (attention, LayerNorms, FFN --ffn) over
+              n + m tokens, dropout 0
+  tree-layer  one TreeEncoderLayer (the same layer with tree self-attention) over the n leaves +
+              m nodes
+The tree rows build their SourceTree (accumulation plan, subtree mask) inside the call; the
+encoder builds it once per batch for all its layers. The last columns are the ratios tree/plain
+of time and peak memory: tree-attn / mha and tree-layer / layer.
 Peak memory is what the call allocates on top of its inputs (PyTorch's memory timeline, or CUDA's
 peak counter on a GPU). The CPU profiler logs "USDT ... profiler_start" lines on stderr.
 """
@@ -30,7 +40,9 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dense_reference import dense_accumulation  # noqa: E402
 
+from fairseq.models.transformer import TransformerConfig  # noqa: E402
 from fairseq.modules import MultiheadAttention  # noqa: E402
+from fairseq.modules.transformer_layer import TransformerEncoderLayerBase  # noqa: E402
 from fairseq_tree.modules.hierarchical_accumulation import (  # noqa: E402
     accumulate,
     build_accumulation_plan,
@@ -38,6 +50,11 @@ from fairseq_tree.modules.hierarchical_accumulation import (  # noqa: E402
 )
 from fairseq_tree.modules.source_tree import SourceTree  # noqa: E402
 from fairseq_tree.modules.tree_attention import TreeSelfAttention  # noqa: E402
+from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer  # noqa: E402
+
+# Measured rows, in table order; RATIOS: name -> (tree row, plain row) of the tree/plain columns.
+NAMES = ("ours", "ours/layer", "dense", "mha", "tree-attn", "layer", "tree-layer")
+RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
 
 
 def random_tree_spans(rng: random.Random, n: int, m: int) -> list:
@@ -73,13 +90,10 @@ def make_inputs(batch, n, m, dim, heads, rows, seed=0, device="cpu"):
                 head_horizontal=rand(rows, dim // heads // 2), tokens=rand(n + m, batch, dim))
 
 
-def methods(inputs, dim, heads, rows, device):
-    """name -> a function running forward + backward once."""
+def accumulation_methods(inputs, rows, dense_too: bool):
+    """name -> a function running forward + backward of one accumulation once."""
     x = inputs
     plan = build_accumulation_plan(x["spans"], x["leaves"].size(1), (rows, rows))
-    mha = MultiheadAttention(dim, heads, self_attention=True).to(device)
-    tree_attention = TreeSelfAttention(dim, heads, hier_embed_rows=rows).to(device)
-    leaf_padding = torch.zeros(x["leaves"].shape[:2], dtype=torch.bool, device=device)
 
     def ours():
         hierarchical_accumulation(x["leaves"], x["nodes"], x["spans"], x["weights"],
@@ -93,19 +107,46 @@ def methods(inputs, dim, heads, rows, device):
         dense_accumulation(x["leaves"], x["nodes"], x["spans"], x["weights"],
                            x["vertical"], x["horizontal"]).sum().backward()
 
-    def plain_attention():
-        mha(x["tokens"], x["tokens"], x["tokens"], need_weights=False)[0].sum().backward()
-
-    def tree_attention_layer():
-        tree = SourceTree.from_batch(leaf_padding, x["spans"])
-        tree_attention(x["tokens"], x["tokens"], x["tokens"], tree)[0].sum().backward()
-
-    return {"ours": ours, "ours/layer": ours_layer, "dense": dense, "mha": plain_attention,
-            "tree-attn": tree_attention_layer}
+    return {"ours": ours, "ours/layer": ours_layer, **({"dense": dense} if dense_too else {})}
 
 
-def seconds(function, repeats: int, device: str) -> float:
-    function()  # warm-up
+def encoder_layer_config(dim: int, ffn: int, heads: int) -> TransformerConfig:
+    """fairseq's Transformer config of one encoder layer (post-norm, ReLU), dropouts 0 so that
+    both layers do the same arithmetic on every call."""
+    cfg = TransformerConfig()
+    cfg.encoder.embed_dim, cfg.encoder.ffn_embed_dim = dim, ffn
+    cfg.encoder.attention_heads = heads
+    cfg.dropout = cfg.attention_dropout = cfg.activation_dropout = 0.0
+    return cfg
+
+
+def layer_methods(inputs, dim, ffn, heads, rows, device):
+    """name -> a function running forward + backward of one layer over [leaves; nodes] once:
+    attention alone, and the whole encoder layer, plain (fairseq's) and with tree attention."""
+    tokens, spans = inputs["tokens"], inputs["spans"]  # (n + m) x B x d, B x m x 2
+    leaf_padding = torch.zeros(inputs["leaves"].shape[:2], dtype=torch.bool, device=device)
+    mha = MultiheadAttention(dim, heads, self_attention=True).to(device)
+    tree_attention = TreeSelfAttention(dim, heads, hier_embed_rows=rows).to(device)
+    cfg = encoder_layer_config(dim, ffn, heads)
+    layer = TransformerEncoderLayerBase(cfg).to(device)
+    tree_layer = TreeEncoderLayer(cfg, hier_embed_rows=rows, subtree_masking=True).to(device)
+
+    def tree():  # what TreeEncoder.forward builds once per batch
+        return SourceTree.from_batch(leaf_padding, spans)
+
+    return {
+        "mha": lambda: mha(tokens, tokens, tokens, need_weights=False)[0].sum().backward(),
+        "tree-attn": lambda: tree_attention(tokens, tokens, tokens, tree())[0].sum().backward(),
+        "layer": lambda: layer(tokens, encoder_padding_mask=None).sum().backward(),
+        "tree-layer": lambda: tree_layer(tokens, tree()).sum().backward(),
+    }
+
+
+def seconds(function, repeats: int, device: str, warm_up: bool = True) -> float:
+    """Median wall time of ``repeats`` calls, after one warm-up call unless the caller has
+    already run it."""
+    if warm_up:
+        function()
     times = []
     for _ in range(repeats):
         if device == "cuda":
@@ -141,40 +182,88 @@ def peak_bytes(function, device: str) -> int:
     return max((sum(row) for row in sizes), default=0)
 
 
-def main(argv=None):
+def tree_over_plain(row) -> dict:
+    """Ratios tree / plain of time and peak memory, for attention and for the encoder layer."""
+    return {name: {key: row[tree][key] / row[plain][key] for key in ("ms", "peak_mb")}
+            for name, (tree, plain) in RATIOS.items()}
+
+
+def measure(args, n: int) -> dict:
+    """One result row: n, m, {"ms", "peak_mb"} of every method (None where it is not run),
+    and the tree/plain ratios."""
+    m = round(args.node_ratio * n)
+    inputs = make_inputs(args.batch, n, m, args.dim, args.heads, args.rows, device=args.device)
+    functions = {**accumulation_methods(inputs, args.rows, dense_too=n <= args.dense_max_n),
+                 **layer_methods(inputs, args.dim, args.ffn, args.heads, args.rows, args.device)}
+    row = {"n": n, "m": m}
+    for name in NAMES:
+        function = functions.get(name)
+        row[name] = None if function is None else {
+            "ms": 1000 * seconds(function, args.repeats, args.device),
+            "peak_mb": peak_bytes(function, args.device) / 2**20}
+    row["tree/plain"] = tree_over_plain(row)
+    return row
+
+
+def table_labels() -> list:
+    """Column labels of the printed table: n, m, ms and MB of each method, then the ratios."""
+    measured = [f"{name} {unit}" for name in NAMES for unit in ("ms", "MB")]
+    return ["n", "m"] + measured + [f"{name} {unit} x" for name in RATIOS for unit in ("ms", "MB")]
+
+
+def table_cells(row) -> list:
+    cells = [str(row["n"]), str(row["m"])]
+    for name in NAMES:
+        measured = row[name]
+        cells += [f"{measured['ms']:.2f}", f"{measured['peak_mb']:.1f}"] if measured else ["-"] * 2
+    for ratio in row["tree/plain"].values():
+        cells += [f"{ratio['ms']:.2f}", f"{ratio['peak_mb']:.2f}"]
+    return cells
+
+
+def table_line(cells: list) -> str:
+    return "  ".join(f"{cell:>{max(len(label), 5)}}" for cell, label in zip(cells, table_labels()))
+
+
+def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64, 128], metavar="N")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256], metavar="N")
     parser.add_argument("--node-ratio", type=float, default=0.8, help="m = round(ratio * n)")
     parser.add_argument("--dim", type=int, default=512)
+    parser.add_argument("--ffn", type=int, default=2048, help="FFN width of the encoder layers")
     parser.add_argument("--heads", type=int, default=8)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--rows", type=int, default=100, help="|E| of the embeddings")
+    parser.add_argument("--dense-max-n", type=int, default=128,
+                        help="run the dense S reference only up to this n (it needs B m n d "
+                        "floats)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def machine_info(device: str) -> dict:
+    """Where the numbers come from, and the load average (1, 5, 15 min) when called: other
+    processes on the same cores slow every timing (call again at the end for the load after)."""
+    return {"platform": platform.platform(), "processor": platform.processor(),
+            "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+            "load_average": list(os.getloadavg())}
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    machine = machine_info(args.device)
+    print(table_line(table_labels()), flush=True)
     results = []
-    names = ("ours", "ours/layer", "dense", "mha", "tree-attn")
-    header = f"{'n':>5} {'m':>5}  " + "  ".join(f"{name + ' ms':>14} {name + ' MB':>14}" for name in names)
-    print(header, flush=True)
     for n in args.sizes:
-        m = round(args.node_ratio * n)
-        inputs = make_inputs(args.batch, n, m, args.dim, args.heads, args.rows, device=args.device)
-        row = {"n": n, "m": m}
-        for name, function in methods(inputs, args.dim, args.heads, args.rows, args.device).items():
-            row[name] = {"ms": 1000 * seconds(function, args.repeats, args.device),
-                         "peak_mb": peak_bytes(function, args.device) / 2**20}
-        results.append(row)
-        print(f"{n:>5} {m:>5}  " + "  ".join(
-            f"{row[k]['ms']:>14.2f} {row[k]['peak_mb']:>14.1f}"
-            for k in names), flush=True)
+        results.append(measure(args, n))
+        print(table_line(table_cells(results[-1])), flush=True)
     report = {
-        "benchmark": "hierarchical accumulation, forward + backward",
+        "benchmark": "hierarchical accumulation, attention and encoder layers, forward + backward",
         "settings": {k: v for k, v in vars(args).items() if k != "json"},
-        "machine": {"platform": platform.platform(), "processor": platform.processor(),
-                    "threads": torch.get_num_threads(), "torch": torch.__version__,
-                    "device_name": torch.cuda.get_device_name() if args.device == "cuda" else "cpu"},
+        "machine": {**machine, "load_average_after": list(os.getloadavg())},
         "date": time.strftime("%Y-%m-%d"),
         "results": results,
     }

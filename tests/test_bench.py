@@ -1,26 +1,100 @@
-"""Smoke runs of the benchmark scripts at tiny sizes: they run and report every measurement."""
+"""Smoke runs of the benchmark scripts at tiny sizes: they run, report every measurement, and
+what they report is consistent (ratios, forced decoding lengths, JSON = returned report)."""
 
 import json
 import sys
+
+import pytest
+import torch
 
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 import accumulation  # noqa: E402
+import generation  # noqa: E402
 import parameters  # noqa: E402
+
+LAYER_ROWS = ("mha", "tree-attn", "layer", "tree-layer")
+RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
 
 
 def test_accumulation_benchmark_reports_every_method(tmp_path, capsys):
     report = accumulation.main(["--sizes", "6", "12", "--batch", "2", "--dim", "16", "--heads", "2",
-                                "--rows", "8", "--repeats", "1", "--device", "cpu",
-                                "--json", str(tmp_path / "out.json")])
+                                "--ffn", "32", "--rows", "8", "--repeats", "1", "--device", "cpu",
+                                "--dense-max-n", "6", "--json", str(tmp_path / "out.json")])
     assert json.loads((tmp_path / "out.json").read_text()) == report
-    assert [row["n"] for row in report["results"]] == [6, 12]
+    small, large = report["results"]
+    assert [(small["n"], small["m"]), (large["n"], large["m"])] == [(6, 5), (12, 10)]
+    assert small["dense"]["ms"] > 0 and large["dense"] is None  # n = 12 > --dense-max-n
     for row in report["results"]:
-        for method in ("ours", "ours/layer", "dense", "mha", "tree-attn"):
+        for method in ("ours", "ours/layer", *LAYER_ROWS):
             assert row[method]["ms"] > 0 and row[method]["peak_mb"] > 0, (row, method)
+        # a whole layer holds its attention's activations and the FFN's
+        assert row["layer"]["peak_mb"] > row["mha"]["peak_mb"]
+        assert row["tree-layer"]["peak_mb"] > row["tree-attn"]["peak_mb"]
+        for name, (tree, plain) in RATIOS.items():
+            for key in ("ms", "peak_mb"):
+                assert row["tree/plain"][name][key] == row[tree][key] / row[plain][key]
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split()[:2] == ["n", "m"] and len(printed) == 3
+    # cells: n, m, ms and MB of ours, ours/layer, dense, ...: no dense cells at n = 12
+    assert printed[1].split()[6:8] != ["-", "-"] and printed[2].split()[6:8] == ["-", "-"]
+
+
+TINY_TRANSFORMER = ("--share-all-embeddings --encoder-embed-dim 64 --encoder-ffn-embed-dim 128 "
+                    "--encoder-attention-heads 4 --encoder-layers 2 "
+                    "--decoder-attention-heads 4 --decoder-layers 2")  # = tree2seq_tiny
+
+
+def eos_preferring(build_setup):
+    """``generation.build_setup`` whose models score EOS far above every other token: only the
+    forced minimum length keeps their hypotheses from ending at the first step."""
+    def build(*args, **kwargs):
+        setup = build_setup(*args, **kwargs)
+        eos = setup.task.target_dictionary.eos()
+
+        def prefer_eos(module, inputs, logits):
+            return logits.index_add(-1, torch.tensor([eos]), torch.full_like(logits[..., :1], 1e3))
+
+        setup.model.decoder.output_projection.register_forward_hook(prefer_eos)
+        return setup
+    return build
+
+
+def test_generation_benchmark_decodes_the_forced_length(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(generation, "build_setup", eos_preferring(generation.build_setup))
+    length = 3
+    report = generation.main(["--archs", "tree2seq_tiny", "transformer", "--model-args",
+                              TINY_TRANSFORMER, "--bpe-symbols", "200", "--length", str(length),
+                              "--batch-sizes", "20", "40", "--repeats", "1", "--device", "cpu",
+                              "--json", str(tmp_path / "gen.json")])
+    assert json.loads((tmp_path / "gen.json").read_text()) == report
+    tree, plain = report["models"]["tree2seq"], report["models"]["transformer"]
+    assert (tree["arch"], plain["arch"]) == ("tree2seq_tiny", "transformer")
+    for size in ("embed_dim", "ffn", "heads", "layers"):
+        assert tree[size] == plain[size], size
+    assert 0 < tree["parameters"] - plain["parameters"] < 0.05 * plain["parameters"]
+    assert report["sentences"] == 40 and report["source"]["nodes"] > 0
+    assert [(r["batch_size"], r["batches"], r["sentences"]) for r in report["results"]] == [
+        (20, 2, 40), (40, 1, 40)]
+    for row in report["results"]:
+        for name in ("tree2seq", "transformer"):
+            result = row[name]
+            # min_len = max_len = length: every beam ends with EOS after exactly `length` tokens
+            assert result["hypothesis_lengths"] == [length + 1], (name, result)
+            assert result["steps_per_batch"] == length + 1
+            assert result["hypotheses_per_sentence"] == [5]
+            assert result["encoder_keys_per_batch_and_layer"] == 1  # cached over the steps
+            assert result["generate_ms"] > result["encoder_ms"] > 0
+            assert result["ms_per_sentence"] == pytest.approx(result["generate_ms"] / 40)
+            assert result["sentences_per_s"] == pytest.approx(40_000 / result["generate_ms"])
+        ratio = row["tree2seq/transformer"]
+        for key in ("generate_ms", "encoder_ms"):
+            assert ratio[key] == row["tree2seq"][key] / row["transformer"][key]
+    printed = capsys.readouterr().out.splitlines()
+    header = [line.split()[:2] for line in printed].index(["batch", "model"])
+    assert [line.split()[1] for line in printed[header + 1:]] == [
+        "tree2seq", "transformer", "tree/plain"] * 2
 
 
 def test_parameter_report_matches_the_models(tmp_path):
@@ -28,3 +102,37 @@ def test_parameter_report_matches_the_models(tmp_path):
     assert [r["tree2seq"] for r in rows] == [pair[0] for pair in parameters.PAIRS]
     for row in rows:
         assert 0 < row["tree2seq_parameters"] - row["transformer_parameters"] < 200_000
+
+
+def test_synthetic_benchmark_scores_every_model_and_size(tmp_path):
+    """bench/synthetic.py end to end at a toy size: data, training, evaluation, table, plot."""
+    import synthetic  # noqa: E402
+
+    report = synthetic.main(["--sizes", "40", "60", "--valid", "10", "--test", "30",
+                             "--ablation-sizes", "60", "--work", str(tmp_path / "work"),
+                             "--json", str(tmp_path / "r.json"), "--plot", str(tmp_path / "r.png"),
+                             "--generate-arg=--max-len-b=4", "--", "--max-update", "2"])
+    assert json.loads((tmp_path / "r.json").read_text())["results"] == report["results"]
+    assert [(r["train_pairs"], r["model"]) for r in report["results"]] == [
+        (40, "tree2seq"), (40, "transformer"), (60, "tree2seq"), (60, "transformer"),
+        (60, "tree2seq-no-hier-embed"), (60, "tree2seq-no-subtree-mask")]
+    pair_dir = tmp_path / "work" / "train-60" / "data" / "synthetic"
+    ambiguous = sum(synthetic.ambiguous_lines(pair_dir))
+    for row in report["results"]:
+        assert row["updates"] == 2 and row["test_sentences"] == 30
+        assert 0 <= row["exact_match"] <= 100 and row["ambiguous_test_sentences"] == ambiguous
+    assert 0 < ambiguous < 30
+    assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_exact_match_on_ambiguous_sentences(tmp_path):
+    import synthetic  # noqa: E402
+
+    pair_dir, run = tmp_path / "pair", tmp_path / "run"
+    (pair_dir / "tok").mkdir(parents=True)
+    run.mkdir()
+    (pair_dir / "tok" / "test.tgt").write_text("a b\nc d\ne f\n")
+    (run / "translations.tok.tgt").write_text("a b\nc x\ne f\n")
+    scores = synthetic.exact_match(pair_dir, run, [False, True, True])
+    assert scores == {"exact_match": 200 / 3, "exact_match_ambiguous": 50.0,
+                      "ambiguous_test_sentences": 2}

@@ -1,0 +1,298 @@
+"""Beam-search generation speed: tree2seq against fairseq's Transformer of the same size, on the
+same sentences.
+
+    python bench/generation.py                       # data-bin built from tests/data/bible
+    python bench/generation.py --data DATA_BIN --batch-sizes 1 32 --json FILE
+
+Both models are built by fairseq's task and model machinery on the data-bin's dictionaries, with
+random weights: the first of --archs by the ``tree_translation`` task on the source trees, the
+second by the same task with ``--tree-input leaves-only``, on the leaves of the same trees, in the
+same batches. Random weights put EOS anywhere (in practice hardly ever, so beams run to the
+length limit), so the output length is forced: fairseq's SequenceGenerator with min_len =
+max_len_b = --length and max_len_a = 0 blocks EOS before step --length and forces it there.
+Every hypothesis is --length tokens + EOS and both models run --length + 1 decoder steps per
+batch, so the comparison measures the cost of each step (and of the encoder), not how long each
+model's translations would be.
+
+For each batch size, over the test split (medians of --repeats passes, after a warm-up pass):
+  generate   fairseq's generation (``task.inference_step``: encoder + beam search), from which
+             sentences/s and ms per sentence
+  encoder    the encoder alone (``forward_encoder`` of the generator) on the same batches
+  steps      decoder steps per batch (calls of the output projection), hypothesis lengths, and
+             the encoder-key projections per batch of each decoder layer's encoder attention:
+             1 where keys and values (for tree2seq: with the accumulated nodes) are cached over
+             the steps
+and the ratios tree2seq / transformer of both times. Without --data the test split is BPE'd and
+binarized from tests/data/bible into a temporary folder, as scripts/example.sh does.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from fairseq import options, tasks, utils
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accumulation import machine_info, seconds  # noqa: E402
+
+from fairseq_tree.cli import bpe, preprocess  # noqa: E402  (importing registers the plugin)
+
+BIBLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "bible"
+MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
+
+
+def build_data_bin(work: str, symbols: int) -> str:
+    """The Bible sample (English trees -> French), joint BPE and binarized into ``work`` with
+    scripts/example.sh's steps and flags (one worker; train and test only), by the console
+    scripts' own parsers and functions; returns the data-bin folder."""
+    codes, bpe_parser = os.path.join(work, "codes"), bpe.get_parser()
+    bpe.learn(bpe_parser.parse_args([
+        "learn", "--method", "subword-nmt", "--symbols", str(symbols), "--output", codes,
+        "--trees", str(BIBLE / "train.en"), "--text", str(BIBLE / "train.fr")]))
+    for split in ("train", "test"):
+        for side, text in (("en", []), ("fr", ["--text"])):
+            bpe.apply(bpe_parser.parse_args([
+                "apply", "--codes", codes, *text, "--input", str(BIBLE / f"{split}.{side}"),
+                "--output", os.path.join(work, f"{split}.{side}")]))
+    parser, destdir = preprocess.get_parser(), os.path.join(work, "data-bin")
+    args = parser.parse_args([
+        "--source-lang", "en", "--target-lang", "fr", "--joined-dictionary", "--workers", "1",
+        "--trainpref", os.path.join(work, "train"), "--testpref", os.path.join(work, "test"),
+        "--destdir", destdir])
+    preprocess.check_args(parser, args)
+    preprocess.main(args)
+    return destdir
+
+
+@dataclass
+class Setup:
+    """One model ready to generate: its task (test split loaded), model and generator."""
+
+    arch: str
+    task: object
+    model: torch.nn.Module
+    generator: object
+
+
+def build_setup(data: str, arch: str, tree_input: str, args) -> Setup:
+    """Parse fairseq's flags as fairseq-generate would, with the model flags of fairseq-train,
+    and build the task, a randomly initialised model and fairseq's SequenceGenerator."""
+    parser = options.get_generation_parser()
+    options.add_model_args(parser)
+    argv = [data, "--task", "tree_translation", "--tree-input", tree_input, "--arch", arch,
+            "--gen-subset", "test", "--beam", str(args.beam), "--min-len", str(args.length),
+            "--max-len-a", "0", "--max-len-b", str(args.length), *shlex.split(args.model_args)]
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
+    task = tasks.setup_task(cfg.task)
+    task.load_dataset("test")
+    torch.manual_seed(args.seed)
+    model = task.build_model(cfg.model).to(args.device)
+    model.prepare_for_inference_(cfg)  # eval mode, as fairseq-generate prepares a model
+    return Setup(arch, task, model, task.build_generator([model], cfg.generation))
+
+
+def batch_ids(setup: Setup, batch_size: int) -> list:
+    """Sentence ids of each batch of ``batch_size``: fairseq's batching of the test split (by
+    length, as the tree2seq task sorts it), used for both models so they see the same batches."""
+    dataset = setup.task.dataset("test")
+    batches = dataset.batch_by_size(dataset.ordered_indices(), max_sentences=batch_size)
+    return [ids.tolist() for ids in batches]
+
+
+def collate(setup: Setup, ids: list, device: str) -> dict:
+    """One batch as this model's task collates it, moved to ``device`` beforehand so that no
+    timing includes data loading."""
+    dataset = setup.task.dataset("test")
+    batch = dataset.collater([dataset[i] for i in ids])
+    return utils.apply_to_sample(lambda t: t.to(device), batch)
+
+
+def generate(setup: Setup, batches: list) -> list:
+    """Beam search over every batch, as fairseq-generate runs it."""
+    return [setup.task.inference_step(setup.generator, [setup.model], batch) for batch in batches]
+
+
+def encode(setup: Setup, batches: list):
+    """The encoder alone, called as the generator calls it."""
+    with torch.no_grad():
+        for batch in batches:
+            setup.generator.model.forward_encoder(batch["net_input"])
+
+
+def decoding_counts(setup: Setup, batches: list) -> dict:
+    """One generation pass (the warm-up) counting the decoder steps (output projections) and
+    the encoder-key projections of the decoder layers' encoder attentions, per batch."""
+    calls = {"steps": 0, "keys": 0}
+
+    def counter(name):
+        return lambda *_: calls.__setitem__(name, calls[name] + 1)
+
+    decoder = setup.model.decoder
+    hooks = [decoder.output_projection.register_forward_hook(counter("steps"))]
+    hooks += [layer.encoder_attn.k_proj.register_forward_hook(counter("keys"))
+              for layer in decoder.layers]
+    try:
+        outputs = generate(setup, batches)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    lengths = {len(h["tokens"]) for output in outputs for beams in output for h in beams}
+    return {"steps_per_batch": calls["steps"] / len(batches),
+            "encoder_keys_per_batch_and_layer": calls["keys"] / len(batches) / len(decoder.layers),
+            "hypothesis_lengths": sorted(lengths),
+            "hypotheses_per_sentence": sorted({len(beams) for out in outputs for beams in out})}
+
+
+def measure(setup: Setup, batches: list, args) -> dict:
+    """Times (medians of ``args.repeats``) and counts of one model at one batch size."""
+    counts = decoding_counts(setup, batches)
+    generate_s = seconds(lambda: generate(setup, batches), args.repeats, args.device, warm_up=False)
+    encoder_s = seconds(lambda: encode(setup, batches), args.repeats, args.device)
+    sentences = sum(len(batch["id"]) for batch in batches)
+    return {"generate_ms": 1000 * generate_s, "encoder_ms": 1000 * encoder_s,
+            "sentences_per_s": sentences / generate_s,
+            "ms_per_sentence": 1000 * generate_s / sentences,
+            "encoder_share": encoder_s / generate_s, **counts}
+
+
+def compare(setups: dict, batch_size: int, args) -> dict:
+    """One result row: both models on the same batches of ``batch_size`` sentences."""
+    ids = batch_ids(setups["tree2seq"], batch_size)
+    row = {"batch_size": batch_size, "batches": len(ids), "sentences": sum(map(len, ids))}
+    for name in MODELS:
+        batches = [collate(setups[name], batch, args.device) for batch in ids]
+        row[name] = measure(setups[name], batches, args)
+    row["tree2seq/transformer"] = {key: row["tree2seq"][key] / row["transformer"][key]
+                                   for key in ("generate_ms", "encoder_ms")}
+    return row
+
+
+def model_summary(setup: Setup) -> dict:
+    """Architecture name, parameters and the sizes read off the built model."""
+    encoder, decoder = setup.model.encoder, setup.model.decoder
+    return {"arch": setup.arch, "parameters": sum(p.numel() for p in setup.model.parameters()),
+            "embed_dim": encoder.layers[0].embed_dim,
+            "ffn": [encoder.layers[0].fc1.out_features, decoder.layers[0].fc1.out_features],
+            "heads": [encoder.layers[0].self_attn.num_heads, decoder.layers[0].self_attn.num_heads],
+            "layers": [len(encoder.layers), len(decoder.layers)]}
+
+
+def split_sizes(setup: Setup) -> dict:
+    """Mean leaves and nodes per test sentence, as the tree2seq encoder reads them, and mean
+    reference length (tokens; EOS included in both)."""
+    dataset = setup.task.dataset("test")
+    samples = [dataset[i] for i in range(len(dataset))]
+    return {key: sum(s[name].numel() for s in samples) / len(samples)
+            for key, name in (("leaves", "source"), ("nodes", "node_labels"), ("target", "target"))}
+
+
+LABELS = ("batch", "model", "sent/s", "ms/sent", "generate ms", "encoder ms", "encoder %",
+          "steps/batch", "hyp len", "keys/batch/layer")
+
+
+def table_line(cells) -> str:
+    """Cells right-aligned under their labels, the model name left-aligned."""
+    return "  ".join(f"{cell:<11}" if label == "model" else f"{cell:>{max(len(label), 6)}}"
+                     for cell, label in zip(cells, LABELS))
+
+
+def table_lines(row) -> list:
+    """Printed lines of one batch size: each model, then the ratio tree2seq / transformer."""
+    lines = []
+    for name in MODELS:
+        r = row[name]
+        lines.append(table_line([
+            row["batch_size"], name, f"{r['sentences_per_s']:.2f}", f"{r['ms_per_sentence']:.1f}",
+            f"{r['generate_ms']:.0f}", f"{r['encoder_ms']:.1f}", f"{100 * r['encoder_share']:.1f}",
+            f"{r['steps_per_batch']:g}", ",".join(map(str, r["hypothesis_lengths"])),
+            f"{r['encoder_keys_per_batch_and_layer']:g}"]))
+    ratio = row["tree2seq/transformer"]
+    lines.append(table_line([row["batch_size"], "tree/plain", "-", "-",
+                             f"{ratio['generate_ms']:.3f}x", f"{ratio['encoder_ms']:.3f}x"]))
+    return lines
+
+
+def preamble(report) -> list:
+    """What was compared, printed above the table."""
+    plain, tree = report["models"]["transformer"], report["models"]["tree2seq"]
+    settings, source = report["settings"], report["source"]
+    return [
+        f"tree2seq: {tree['arch']}, {tree['parameters']:,} parameters; transformer: "
+        f"{plain['arch']}, {plain['parameters']:,} parameters (random weights)",
+        f"{report['sentences']} test sentences of {report['data']}: {source['leaves']:.1f} leaves "
+        f"+ {source['nodes']:.1f} nodes on average; beam {settings['beam']}",
+        f"output forced to {settings['length']} tokens + EOS (min_len = max_len_b = "
+        f"{settings['length']}; the references have {source['target']:.1f} on average): both "
+        f"models decode {settings['length'] + 1} steps per batch",
+        f"device {settings['device']}, {torch.get_num_threads()} threads, load average "
+        f"{report['machine']['load_average'][0]:.2f} at the start, medians of "
+        f"{settings['repeats']} passes after a warm-up pass",
+        "keys/batch/layer: encoder-key projections per batch in each decoder layer (1: the "
+        "encoder attention's keys and values are cached over the steps)",
+    ]
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
+                        "sample of tests/data/bible, built into a temporary folder)")
+    parser.add_argument("--bpe-symbols", type=int, default=2000,
+                        help="BPE merges of the data-bin built without --data")
+    parser.add_argument("--archs", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),
+                        default=["tree2seq_iwslt_de_en", "transformer_iwslt_de_en"])
+    parser.add_argument("--model-args", default="--share-all-embeddings",
+                        help="more fairseq model flags for both models, one string")
+    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--length", type=int, default=25, help="forced output length (tokens)")
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 32], metavar="B")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=1, help="of the random weights")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    return parser
+
+
+def run(args, data: str) -> dict:
+    """Build both models, measure every batch size, print as it goes; returns the report."""
+    setups = dict(zip(MODELS, (build_setup(data, args.archs[0], "tree", args),
+                               build_setup(data, args.archs[1], "leaves-only", args))))
+    report = {
+        "benchmark": "beam-search generation, tree2seq vs transformer, forced output length",
+        "settings": {k: v for k, v in vars(args).items() if k != "json"},
+        "data": args.data or f"{BIBLE.relative_to(BIBLE.parents[2])} (BPE {args.bpe_symbols})",
+        "sentences": len(setups["tree2seq"].task.dataset("test")),
+        "source": split_sizes(setups["tree2seq"]),
+        "models": {name: model_summary(setup) for name, setup in setups.items()},
+        "machine": machine_info(args.device),
+        "date": time.strftime("%Y-%m-%d"),
+        "results": [],
+    }
+    print("\n".join(preamble(report) + [table_line(LABELS)]), flush=True)
+    for batch_size in args.batch_sizes:
+        report["results"].append(compare(setups, batch_size, args))
+        print("\n".join(table_lines(report["results"][-1])), flush=True)
+    report["machine"]["load_average_after"] = list(os.getloadavg())
+    return report
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    with tempfile.TemporaryDirectory() as work:
+        report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as handle:
+            json.dump(report, handle, indent=2)
+    return report
+
+
+if __name__ == "__main__":
+    main()
