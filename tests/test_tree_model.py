@@ -196,6 +196,31 @@ def test_reordered_cache_equals_recomputation_on_the_reordered_batch(dictionary)
         torch.testing.assert_close(reordered[key][0], fresh[key][0], rtol=0, atol=1e-10)
 
 
+def test_reorder_within_beam_copies_keeps_the_cached_memory(dictionary):
+    """Beam search reorders rows among the copies of one sentence while the batch keeps its
+    size: the cache is left as it is (as fairseq's own attention does), and the next step still
+    equals the decoder run from scratch on the reordered batch."""
+    model = float64_model(dictionary)
+    a, b = random_examples(random.Random(19), dictionary, 2)
+    batch = collate([a, a, b, b], dictionary)  # two sentences, two beam copies each
+    encoder_out = encode(model, batch)
+    prefix = torch.randint(dictionary.nspecial, 20, (4, 3))
+    prefix[:, 0] = dictionary.eos()
+    state = {}
+    for step in range(1, 3):
+        model.decoder(prefix[:, :step], encoder_out=encoder_out, incremental_state=state)
+    memory = [layer.encoder_attn._get_input_buffer(state)["prev_key"]
+              for layer in model.decoder.layers]
+    new_order = torch.tensor([1, 1, 3, 2])
+    model.decoder.reorder_incremental_state_scripting(state, new_order)
+    for layer, before in zip(model.decoder.layers, memory):
+        assert layer.encoder_attn._get_input_buffer(state)["prev_key"] is before
+    reordered = model.encoder.reorder_encoder_out(encoder_out, new_order)
+    step_logits, _ = model.decoder(prefix[new_order], encoder_out=reordered, incremental_state=state)
+    full_logits, _ = model.decoder(prefix[new_order], encoder_out=reordered)
+    torch.testing.assert_close(step_logits[:, -1], full_logits[:, -1], rtol=0, atol=1e-6)
+
+
 def test_alignment_attention_indexes_source_tokens(dictionary):
     model = float64_model(dictionary)
     batch = collate(random_examples(random.Random(16), dictionary, 3), dictionary)

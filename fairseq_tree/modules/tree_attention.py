@@ -208,9 +208,12 @@ class TreeCrossAttention(TreeAttentionBase):
         }
 
     def reorder_incremental_state(self, incremental_state, new_order: Tensor):
-        """Follow beam search: reorder the cached source memory along the batch."""
+        """Follow beam search: reorder the cached source memory along the batch. A reorder that
+        keeps the batch size only moves rows among the beam copies of one sentence, whose memory
+        is the same, so it is left as it is (fairseq's MultiheadAttention relies on this too);
+        when finished sentences leave the batch, the remaining rows are selected."""
         memory = self._get_input_buffer(incremental_state)
-        if "prev_key" in memory:
+        if "prev_key" in memory and memory["prev_key"].size(0) != new_order.size(0):
             for name in ("prev_key", "prev_value", "prev_key_padding_mask"):
                 memory[name] = memory[name].index_select(0, new_order)
             self._set_input_buffer(incremental_state, memory)
