@@ -39,6 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dense_reference import dense_accumulation  # noqa: E402
+from report import write_json  # noqa: E402
 
 from fairseq.models.transformer import TransformerConfig  # noqa: E402
 from fairseq.modules import MultiheadAttention  # noqa: E402
@@ -268,9 +269,7 @@ def main(argv=None):
         "results": results,
     }
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as handle:
-            json.dump(report, handle, indent=2)
+        write_json(args.json, report)
     return report
 
 

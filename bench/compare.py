@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from report import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
 # fairseq's end-of-epoch summary: "| train | epoch 003 | ... | num_updates 120 | ... | wall 95";
@@ -118,8 +120,7 @@ def main(argv=None) -> dict:
               "results": rows}
     print("\n".join(table(rows)), flush=True)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, report)
     return report
 
 

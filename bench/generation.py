@@ -27,7 +27,6 @@ binarized from tests/data/bible into a temporary folder, as scripts/example.sh d
 """
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -42,6 +41,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accumulation import machine_info, seconds  # noqa: E402
+from report import write_json  # noqa: E402
 
 from fairseq_tree.cli import bpe, preprocess  # noqa: E402  (importing registers the plugin)
 
@@ -288,9 +288,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as work:
         report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as handle:
-            json.dump(report, handle, indent=2)
+        write_json(args.json, report)
     return report
 
 

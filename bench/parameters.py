@@ -5,14 +5,13 @@
 """
 
 import argparse
-import json
-import os
 import sys
 
 from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers tree2seq)
+from report import write_json
 
 PAIRS = [
     ("tree2seq_iwslt_de_en", "transformer_iwslt_de_en"),
@@ -53,9 +52,7 @@ def main(argv=None):
         overhead = rows[-1]["overhead_percent"]
         print(f"{tree_arch:<32} {tree:>12,} {plain:>12,} {tree - plain:>9,} {overhead:>8.3f}%")
     if args.json:
-        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w") as handle:
-            json.dump({"vocabulary": len(dictionary), "results": rows}, handle, indent=2)
+        write_json(args.json, {"vocabulary": len(dictionary), "results": rows})
     return rows
 
 

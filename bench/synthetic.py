@@ -14,7 +14,6 @@ only the tree says which target is right there.
 """
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -23,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
+from report import write_json  # noqa: E402
 import synthetic_task  # noqa: E402
 
 from fairseq_tree.trees import parse_bracketed  # noqa: E402
@@ -135,8 +135,7 @@ def main(argv=None) -> dict:
               "wall_seconds": round(time.time() - started), "results": rows}
     print("\n".join(table(rows)), flush=True)
     if args.json:
-        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, report)
     if args.plot:
         plot(rows, args.models + args.ablations, args.plot)
     return report
