@@ -25,7 +25,7 @@ Splits for one seed: test and valid are sampled first from their own random stre
 are the same whatever the training size, and training sentences are drawn from a third stream
 skipping every source sentence already used; a smaller training set is therefore a prefix of a
 larger one. Every source sentence occurs once in the whole data set (duplicates are dropped and
-counted). Pure Python apart from the binarisation, which imports fairseq only when it runs.
+counted). Trees are ``fairseq_tree.trees.Tree``, written by its ``format_bracketed``.
 """
 
 import argparse
@@ -36,6 +36,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from fairseq_tree.cli import preprocess
+from fairseq_tree.trees import Tree, format_bracketed
 
 SPLITS = ("train", "valid", "test")
 # Sampled in this order, each split skipping the source sentences of the ones before it.
@@ -97,26 +100,8 @@ TRANSDUCTION = {
 HOSTS = {"PP": ("NP", "VP"), "SBAR": ("NP",)}
 
 
-@dataclass(frozen=True)
-class Tree:
-    """A constituent: a label and its children; a preterminal ``(NN dog)`` has one ``str`` child.
-
-    The same shape as ``fairseq_tree.trees.Tree``, which ``transduce`` also accepts.
-    """
-
-    label: str
-    children: tuple
-
-
 def is_preterminal(tree) -> bool:
     return len(tree.children) == 1 and isinstance(tree.children[0], str)
-
-
-def bracketed(tree) -> str:
-    """One-line PTB form: ``(S (NP (DT the) (NN dog)) (VP (VBD slept)))``."""
-    if is_preterminal(tree):
-        return f"({tree.label} {tree.children[0]})"
-    return f"({tree.label} " + " ".join(bracketed(child) for child in tree.children) + ")"
 
 
 def leaves(tree) -> list[str]:
@@ -163,10 +148,10 @@ def sample_tree(rng: random.Random, label: str = "S", depth: int = 0,
     children = []
     for child in rhs:
         if child in LEXICON:
-            children.append(Tree(child, (rng.choice(_words(child, rhs)),)))
+            children.append(Tree(child, [rng.choice(_words(child, rhs))]))
         else:
             children.append(sample_tree(rng, child, depth + 1, max_depth))
-    return Tree(label, tuple(children))
+    return Tree(label, children)
 
 
 def transduce(tree) -> list[str]:
@@ -184,8 +169,7 @@ def transduce(tree) -> list[str]:
     * SBAR -> WDT VP  => VP                (complementizer dropped)
     * NP -> DT NN, NP -> DT JJ NN          keep their order (adjectives before nouns)
 
-    Accepts this module's ``Tree`` or ``fairseq_tree.trees.Tree``; raises ValueError for a
-    phrase that no rule covers.
+    Raises ValueError for a phrase that no rule covers.
     """
     if is_preterminal(tree):
         return [TARGET_WORDS[tree.children[0]]]
@@ -217,7 +201,7 @@ def _replace(tree: Tree, path: tuple, new: Tree) -> Tree:
         return new
     children = list(tree.children)
     children[path[0]] = _replace(children[path[0]], path[1:], new)
-    return Tree(tree.label, tuple(children))
+    return Tree(tree.label, children)
 
 
 def reattachments(tree: Tree):
@@ -236,7 +220,7 @@ def reattachments(tree: Tree):
         where = end - len(leaves(modifier))
         for other_path, other, _, other_end in _phrases(detached):
             if other_end == where and other.label in HOSTS[modifier.label] and other_path != path:
-                moved = _replace(detached, other_path, Tree(other.label, (other, modifier)))
+                moved = _replace(detached, other_path, Tree(other.label, [other, modifier]))
                 yield modifier.label, host.label, other.label, moved
 
 
@@ -321,7 +305,7 @@ def write_text(pair_dir: Path, splits: dict[str, list[Example]]):
     """trees/, tok/ and ref/ (see the module docstring)."""
     for split in SPLITS:
         examples = splits[split]
-        write_lines(pair_dir / "trees" / f"{split}.src", (bracketed(e.tree) for e in examples))
+        write_lines(pair_dir / "trees" / f"{split}.src", (format_bracketed(e.tree) for e in examples))
         write_lines(pair_dir / "tok" / f"{split}.src", (" ".join(e.source) for e in examples))
         write_lines(pair_dir / "tok" / f"{split}.tgt", (" ".join(e.target) for e in examples))
     for side in ("src", "tgt"):
@@ -332,8 +316,6 @@ def write_text(pair_dir: Path, splits: dict[str, list[Example]]):
 def binarize(pair_dir: Path, workers: int = 1):
     """data-bin/ by fairseq-tree-preprocess (separate dictionaries) of trees/*.src and
     tok/*.tgt, linked under one prefix per split as the binariser wants."""
-    from fairseq_tree.cli import preprocess  # imports fairseq and torch: only when binarising
-
     with tempfile.TemporaryDirectory(dir=pair_dir) as links:
         for split in SPLITS:
             os.symlink((pair_dir / "trees" / f"{split}.src").resolve(), f"{links}/{split}.src")

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import ROOT, TRAIN, run_cli
 
-from fairseq_tree.trees import parse_bracketed, parse_tree
+from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
 
 sys.path.insert(0, str(ROOT / "bench"))
 import synthetic_task as st  # noqa: E402
@@ -59,7 +59,7 @@ def test_pp_attachment_changes_the_target_but_not_the_source():
     assert st.transduce(vp) != st.transduce(np_)
     moves = list(st.reattachments(vp))
     assert [(m, old, new) for m, old, new, _ in moves] == [("PP", "VP", "NP")]
-    assert st.bracketed(moves[0][3]) == SAW_WITH_NP
+    assert format_bracketed(moves[0][3]) == SAW_WITH_NP
     assert st.ambiguity(vp) == {"any": True, "pp_np_vp": True, "target": True}
     assert st.ambiguity(parse_bracketed("(S (NP (DT the) (NN dog)) (VP (VBD slept)))")) == {
         "any": False, "pp_np_vp": False, "target": False}
@@ -78,7 +78,7 @@ def test_every_noun_verb_reattachment_of_generated_trees_changes_the_target():
 
 def test_generated_trees_are_read_by_the_tree_reader():
     for tree in sample(500, seed=1):
-        line = st.bracketed(tree)
+        line = format_bracketed(tree)
         normal = parse_tree(line)
         normal.validate()
         assert normal.leaves == st.leaves(tree)
