@@ -56,7 +56,9 @@ def read_dictionary(path: str | None, state: dict, checkpoint: str):
     try:
         dictionary = Dictionary.load(path)
     except (ValueError, RuntimeError) as err:
-        raise ParserUnavailable(f"--induced-dict {path}: not a fairseq dictionary ({err})") from None
+        reason = " ".join(str(err).split())  # fairseq's message quotes the line, line break and all
+        raise ParserUnavailable(f"--induced-dict {path}: not a fairseq dictionary ({reason})"
+                                ) from None
     dictionary.add_symbol("<mask>")
     rows = state["model"]["encoder.sentence_encoder.embed_tokens.weight"].size(0)
     if len(dictionary) != rows:
