@@ -147,8 +147,9 @@ def write_units(args, work: Path):
     (work / "units").mkdir(exist_ok=True)
     for split in ("train", "valid", "test"):
         tree_bpe.apply(tree_bpe.get_parser().parse_args(
-            ["apply", "--codes", str(codes), "--text", "--first-piece", "--input",
-             str(work / "text" / f"{split}.txt"), "--output", str(work / "units" / f"{split}.txt")]))
+            ["apply", "--codes", str(codes), "--text", "--first-piece",
+             "--input", str(work / "text" / f"{split}.txt"),
+             "--output", str(work / "units" / f"{split}.txt")]))
 
 
 def binarize(args, work: Path):

@@ -9,4 +9,5 @@ from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
 
 __all__ = ["ConstituentRobertaEncoder", "ConstituentTransformerEncoder",
-           "ConstituentTransformerModel", "Tree2SeqModel", "TreeAttentionConfig", "TreeDecoder", "TreeEncoder"]
+           "ConstituentTransformerModel", "Tree2SeqModel", "TreeAttentionConfig", "TreeDecoder",
+           "TreeEncoder"]

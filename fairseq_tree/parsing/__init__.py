@@ -8,7 +8,8 @@
 
 Backends (``BACKENDS``): ``stanza`` (default of fairseq-tree-parse), ``corenlp``,
 ``link-grammar``, ``induced`` (Algorithm 1 of Wang et al., 2019, on a constituent_transformer
-masked LM: no parser, any language) and ``flat``. Heavy libraries are imported only by the backend that needs them.
+masked LM: no parser, any language) and ``flat``. Heavy libraries are imported only by the
+backend that needs them.
 """
 
 from fairseq_tree.parsing.base import (

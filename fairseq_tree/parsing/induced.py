@@ -122,7 +122,8 @@ class InducedParser(Parser):
         """For each sentence, the links between its words at every layer: L x (words - 1)."""
         from fairseq.data.data_utils import collate_tokens
 
-        tokens = collate_tokens(batch, self.dictionary.pad()).to(next(self.model.parameters()).device)
+        device = next(self.model.parameters()).device
+        tokens = collate_tokens(batch, self.dictionary.pad()).to(device)
         _, extra = self.model.encoder.extract_features(tokens)
         links = extra["link_probabilities"].float().cpu()  # L x B x (T-1)
         # Word j sits at position j + 1 (after <s>); links 1 .. words-1 join word j and j + 1.
