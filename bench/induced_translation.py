@@ -119,7 +119,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--base-models", nargs="+", default=["tree2seq", "transformer"],
                         help="models trained on the base pair (flat or link-grammar trees)")
-    parser.add_argument("--lm-max-update", type=int, default=3000)
+    parser.add_argument("--lm-max-update", type=int, default=1500)
     parser.add_argument("--lm-arg", action="append", default=[], metavar="ARG",
                         help="an extra fairseq-train argument of the masked LMs (repeatable)")
     parser.add_argument("--bpe-merges", type=int, default=4000,

@@ -124,7 +124,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpora", nargs="+", choices=["synthetic", "bible"],
                         default=["synthetic", "bible"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--max-update", type=int, default=3000, help="updates of each masked LM")
+    parser.add_argument("--max-update", type=int, default=1500, help="updates of each masked LM")
     parser.add_argument("--synthetic-train", type=int, default=20000)
     parser.add_argument("--valid", type=int, default=300, help="synthetic valid sentences")
     parser.add_argument("--test", type=int, default=500, help="test sentences (at most)")

@@ -21,6 +21,10 @@ from pathlib import Path
 
 import torch
 
+from fairseq_tree.cli import bpe as tree_bpe
+from fairseq_tree.cli import parse as parse_cli
+from fairseq_tree.cli import score_parses
+
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PLUGIN_DIR = ROOT / "fairseq_tree"
@@ -54,14 +58,16 @@ def make_lm_data(texts: dict[str, Path], work: Path, bpe_merges: int) -> Path | 
     if (work / "data-bin" / "dict.txt").exists():
         return codes
     (work / "units").mkdir(parents=True, exist_ok=True)
-    if codes:
-        run("fairseq-tree-bpe", "learn", "--symbols", bpe_merges, "--text", texts["train"],
-            "--output", codes)
+    if codes:  # fairseq-tree-bpe in this process, as data-prep/prepare.py runs it
+        tree_bpe.learn(tree_bpe.get_parser().parse_args(
+            ["learn", "--symbols", str(bpe_merges), "--text", str(texts["train"]),
+             "--output", str(codes)]))
     for split, path in texts.items():
         units = work / "units" / f"{split}.txt"
         if codes:
-            run("fairseq-tree-bpe", "apply", "--codes", codes, "--text", "--first-piece",
-                "--input", path, "--output", units)
+            tree_bpe.apply(tree_bpe.get_parser().parse_args(
+                ["apply", "--codes", str(codes), "--text", "--first-piece", "--input", str(path),
+                 "--output", str(units)]))
         else:
             units.write_text(Path(path).read_text(encoding="utf-8"), encoding="utf-8")
     prefixes = [arg for split in texts
@@ -94,15 +100,16 @@ def train(data_bin: Path, arch: str, save_dir: Path, seed: int, max_update: int,
 def induce_and_score(checkpoint: Path, codes: Path | None, text: Path, gold: Path,
                      out: Path) -> dict:
     """fairseq-tree-parse --parser induced on ``text``, then fairseq-tree-score-parses against
-    ``gold`` (JSON beside the trees)."""
+    ``gold`` (both in this process; the scores also as JSON beside the trees)."""
     trees = out.with_suffix(".trees")
     trees.unlink(missing_ok=True)  # the parser resumes an existing output
-    run("fairseq-tree-parse", "--parser", "induced", "--lang", "xx", "--induced-checkpoint",
-        checkpoint, *(["--induced-bpe-codes", codes] if codes else []), "--input", text,
-        "--output", trees)
-    run("fairseq-tree-score-parses", "--gold", gold, "--pred", trees, "--json",
-        out.with_suffix(".json"))
-    return json.loads(out.with_suffix(".json").read_text())
+    parse_cli.cli_main(["--parser", "induced", "--lang", "xx", "--induced-checkpoint",
+                        str(checkpoint), *(["--induced-bpe-codes", str(codes)] if codes else []),
+                        "--input", str(text), "--output", str(trees)])
+    scores = score_parses.score(score_parses.get_parser().parse_args(
+        ["--gold", str(gold), "--pred", str(trees)]))
+    out.with_suffix(".json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    return scores
 
 
 @torch.no_grad()
