@@ -88,7 +88,8 @@ def run_direction(direction: str, args) -> list[dict]:
         induced_pair(base_dir, seed_data, f"{base}-induced", script, Path(lm["checkpoint"]),
                      codes)
         checkpoints = work / f"seed{seed}" / "checkpoints"
-        rows += compare_models(base, args.base_models, args.data, checkpoints, seed, args)
+        if args.base_models:
+            rows += compare_models(base, args.base_models, args.data, checkpoints, seed, args)
         rows += compare_models(f"{base}-induced", ["tree2seq"], seed_data, checkpoints, seed,
                                args)
     return [{"direction": direction, **row} for row in rows]
@@ -117,8 +118,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--directions", nargs="+", choices=list(DIRECTIONS),
                         default=list(DIRECTIONS))
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--base-models", nargs="+", default=["tree2seq", "transformer"],
-                        help="models trained on the base pair (flat or link-grammar trees)")
+    parser.add_argument("--base-models", nargs="*", default=["tree2seq", "transformer"],
+                        help="models trained on the base pair (flat or link-grammar trees); "
+                        "none: the induced-tree model only")
     parser.add_argument("--lm-max-update", type=int, default=1500)
     parser.add_argument("--lm-arg", action="append", default=[], metavar="ARG",
                         help="an extra fairseq-train argument of the masked LMs (repeatable)")

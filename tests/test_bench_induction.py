@@ -52,14 +52,14 @@ def test_french_induced_tree_recipe_and_translation(tmp_path, monkeypatch):
         monkeypatch.setenv(key, value)
     data, work = tmp_path / "data", tmp_path / "work"
     report = induced_translation.main([
-        "--directions", "fr-en", "--seeds", "1", "--base-models", "tree2seq",
+        "--directions", "fr-en", "--seeds", "1", "--base-models",
         "--lm-max-update", "3", "--bpe-merges", "100",
         *(f"--lm-arg={arg}" for arg in TINY_LM), "--data", str(data), "--work", str(work),
         "--generate-arg=--max-len-b=4", "--json", str(tmp_path / "r.json"), "--",
         "--max-update", "2"])
     rows = report["results"]
-    assert [(r["pair"], r["model"]) for r in rows] == [
-        ("bible-fr-en", "tree2seq"), ("bible-fr-en-induced", "tree2seq")]
+    # (compare.py on the flat-tree pair is the same call, tested by the other benchmarks)
+    assert [(r["pair"], r["model"]) for r in rows] == [("bible-fr-en-induced", "tree2seq")]
     assert all(r["updates"] == 2 and r["test_sentences"] == 7 for r in rows)
     flat = data / "bible-fr-en"
     induced = work / "fr-en" / "seed1" / "data" / "bible-fr-en-induced"
