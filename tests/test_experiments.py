@@ -28,6 +28,9 @@ CONFIGS = ROOT / "configs"
 PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]
 BENCHMARKS = {"bible-en-fr": ["tree2seq", "transformer"],
               "bible-en-fr-sample": ["tree2seq", "transformer"],
+              "bible-fr-en": ["tree2seq", "transformer"],
+              "bible-en-fr-induced": ["tree2seq", "transformer"],
+              "bible-fr-en-induced": ["tree2seq", "transformer"],
               "synthetic": ["tree2seq", "transformer", "tree2seq-no-hier-embed",
                             "tree2seq-no-subtree-mask"]}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
@@ -110,6 +113,9 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
             assert (exp.generate, exp.average, exp.checkpoints) == \
                 (base.generate, 1, "last")
         assert isinstance(base.train["max-update"], int) and base.train["batch-size"] == 64
+    for pair in ("bible-en-fr", "bible-fr-en"):  # induced trees: the same budget as the parser's
+        induced = load_experiment(CONFIGS, f"{pair}-induced", "tree2seq")
+        assert induced.train == load_experiment(CONFIGS, pair, "tree2seq").train
 
 
 # (pair, model, GPUs) -> (--update-freq, per-GPU --max-tokens): processes x max-tokens x
