@@ -175,3 +175,9 @@ def test_generating_with_another_tree_input_is_refused(linearized_model):
     assert proc.returncode != 0
     assert ("the checkpoint was trained with --tree-input linearized; this run has "
             "--tree-input leaves-only") in proc.stderr
+
+
+def test_truncating_a_linearized_tree_is_refused(hand_bin):
+    with pytest.raises(ValueError, match="--truncate-source and --num-batch-buckets work with "
+                                         "--tree-input leaves-only only"):
+        setup_task(hand_bin, *LINEARIZED, "--truncate-source")

@@ -101,31 +101,28 @@ class TreeTranslationTask(TranslationTask):
             return
         if self.cfg.truncate_source or self.cfg.num_batch_buckets > 0:
             raise ValueError(
-                "--truncate-source and --num-batch-buckets would cut or pad leaves under the "
-                "node spans; they work with --tree-input leaves-only only"
+                "--truncate-source and --num-batch-buckets work with --tree-input leaves-only "
+                "only: they would cut or pad leaves under the node spans (or the brackets of "
+                "a linearized tree)"
             )
         paths = utils.split_paths(self.cfg.data)
         if split != self.cfg.train_subset:
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
         leaves, labels, spans, target = self.load_tree_parts(data_path, split, combine)
-        shuffle = split != "test"
+        pair = dict(
+            tgt=target, tgt_sizes=target.sizes if target is not None else None,
+            tgt_dict=self.tgt_dict, left_pad_source=self.cfg.left_pad_source,
+            left_pad_target=self.cfg.left_pad_target, shuffle=split != "test",
+            pad_to_multiple=self.cfg.required_seq_len_multiple,
+        )
         if self.reads_trees:
             self.datasets[split] = TreeLanguagePairDataset(
-                leaves, leaves.sizes, self.src_dict, labels, spans,
-                target, target.sizes if target is not None else None, self.tgt_dict,
-                left_pad_source=self.cfg.left_pad_source,
-                left_pad_target=self.cfg.left_pad_target,
-                shuffle=shuffle, pad_to_multiple=self.cfg.required_seq_len_multiple,
-            )
+                leaves, leaves.sizes, self.src_dict, labels, spans, **pair)
             return
         source = LinearizedTreeDataset(leaves, labels, spans, *self.bracket_ids)
-        self.datasets[split] = CompleteLanguagePairDataset(
-            source, source.sizes, self.src_dict,
-            target, target.sizes if target is not None else None, self.tgt_dict,
-            left_pad_source=self.cfg.left_pad_source, left_pad_target=self.cfg.left_pad_target,
-            shuffle=shuffle, pad_to_multiple=self.cfg.required_seq_len_multiple,
-        )
+        self.datasets[split] = CompleteLanguagePairDataset(source, source.sizes, self.src_dict,
+                                                           **pair)
 
     def load_tree_parts(self, data_path, split, combine):
         """The leaves, labels, spans and target datasets of ``split`` (its shards joined)."""
@@ -206,7 +203,8 @@ class TreeTranslationTask(TranslationTask):
                 tokens.append(linearize(encoded.leaves, encoded.labels, encoded.spans,
                                         *self.bracket_ids))
                 continue
-            self._inference_trees.setdefault(tuple(encoded.leaves.tolist()), deque()).append(encoded)
+            key = tuple(encoded.leaves.tolist())
+            self._inference_trees.setdefault(key, deque()).append(encoded)
             tokens.append(encoded.leaves)
         return tokens
 
