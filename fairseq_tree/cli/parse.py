@@ -28,7 +28,7 @@ from fairseq_tree.cli.console import (
 )
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing import BACKENDS, ParserUnavailable
-from fairseq_tree.parsing.moses import moses_tokenize
+from fairseq_tree.parsing import moses
 from fairseq_tree.parsing.pool import parse_batches
 
 PROG = "fairseq-tree-parse"
@@ -88,11 +88,9 @@ def add_tokenize_args(parser: argparse.ArgumentParser, default: str = "none"):
 
 def build_tokenizer(args, lang: str, normalize: bool = False,
                     quote: bool = False) -> Callable[[str], list[str]]:
-    """line -> tokens, as ``add_tokenize_args`` asked (Moses steps: ``moses_tokenize``)."""
-    if args.tokenize == "none":
-        return str.split
-    return lambda line: moses_tokenize(line, lang, normalize=normalize, quote=quote,
-                                       aggressive=args.aggressive_dash_splits)
+    """line -> tokens, as ``add_tokenize_args`` asked (``parsing.moses.build_tokenizer``)."""
+    return moses.build_tokenizer(args.tokenize, lang, normalize=normalize, quote=quote,
+                                 aggressive=args.aggressive_dash_splits)
 
 
 def get_parser() -> argparse.ArgumentParser:
