@@ -53,13 +53,19 @@ def tokenize(pairs: Iterable[Pair], steps: MosesSteps, workers: int, desc: str,
              keep_raw: bool = False) -> Iterator[Pair]:
     """Tokenize both sides of every pair, in order, over ``workers`` processes."""
     tasks = ((steps, keep_raw, list(chunk)) for chunk in batched(pairs, CHUNK))
+    return map_chunks(_tokenize_chunk, tasks, workers, f"tokenizing {desc}")
+
+
+def map_chunks(function: Callable[[object], list], tasks: Iterable, workers: int,
+               desc: str) -> Iterator:
+    """The items of ``function(task)`` for every task (a chunk of work), in order, over
+    ``workers`` processes (``function`` must be a module-level function)."""
     with contextlib.ExitStack() as stack:
-        progress = stack.enter_context(Progress(f"tokenizing {desc}"))
+        progress = stack.enter_context(Progress(desc))
         pool = stack.enter_context(multiprocessing.Pool(workers)) if workers > 1 else None
         # A few chunks per process at a time: Pool.imap would read the whole corpus ahead.
         for window in batched(tasks, max(workers, 1) * 4):
-            for chunk in (pool.imap(_tokenize_chunk, window) if pool
-                          else map(_tokenize_chunk, window)):
+            for chunk in (pool.imap(function, window) if pool else map(function, window)):
                 yield from chunk
                 progress.update(len(chunk))
 
