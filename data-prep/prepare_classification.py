@@ -21,6 +21,7 @@ continues where an interrupted one stopped; changed settings are refused (``sett
 """
 
 import argparse
+import collections
 import contextlib
 import itertools
 import json
@@ -390,9 +391,8 @@ class Recipe:
         stats = self.path("text", "stats.json")
         views = {view.name: {
             "data_bin": f"data-bin/{view.name}", "classes": view.classes(dataset),
-            "node_targets": view.node_targets,
-            "sizes": {s: textprep.count_lines(self.work / "views" / view.name / f"{s}.label")
-                      for s in SPLITS}} for view in VIEWS[dataset]}
+            "node_targets": view.node_targets, **self.view_sizes(view)}
+            for view in VIEWS[dataset]}
         recipe = {"name": self.work.name, "dataset": dataset, "views": views,
                   "parser": None if dataset == "sst" else args.parser,
                   "parser_args": args.parser_arg, "bpe_merges": args.bpe_merges,
@@ -403,6 +403,14 @@ class Recipe:
             sink.write(json.dumps(recipe, indent=2).encode("utf-8") + b"\n")
         for name, view in views.items():
             logger.info(f"{self.work.name} {name}: {view['sizes']}")
+
+    def view_sizes(self, view: View) -> dict:
+        """Examples per split, and per class of each split."""
+        labels = {split: [line for _, line in corpora.text_lines(
+            self.work / "views" / view.name / f"{split}.label")] for split in SPLITS}
+        return {"sizes": {split: len(lines) for split, lines in labels.items()},
+                "class_sizes": {split: dict(sorted(collections.Counter(lines).items()))
+                                for split, lines in labels.items()}}
 
     def run(self):
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
