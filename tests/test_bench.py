@@ -166,19 +166,19 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
            "RT_DIR": str(standin["sdist"].parent), "FAIRSEQ_TREE_VENV": sys.prefix}
     subprocess.run(["bash", str(ROOT / "data-prep" / "prepare-rt-snippets.sh")], env=env,
                    check=True, capture_output=True, timeout=600)
-    report = sentiment.main(["--tasks", "rt-snippets-2", "--models", "tree_classifier", "roberta",
+    # One model (the table of several is tested above): each fairseq run costs seconds.
+    report = sentiment.main(["--tasks", "rt-snippets-2", "--models", "tree_classifier",
                              "--ablations", "--seeds", "1", "2", "--data", str(tmp_path / "data"),
                              "--work", str(tmp_path / "work"), "--json", str(tmp_path / "s.json"),
                              "--", "--max-update", "2"])
     assert json.loads((tmp_path / "s.json").read_text())["summary"] == report["summary"]
     runs = report["runs"]
-    assert [(r["model"], r["seed"]) for r in runs] == [
-        ("tree_classifier", 1), ("roberta", 1), ("tree_classifier", 2), ("roberta", 2)]
+    assert [(r["model"], r["seed"]) for r in runs] == [("tree_classifier", 1),
+                                                       ("tree_classifier", 2)]
     for r in runs:
         assert r["updates"] == 2 and 0 <= r["test_accuracy"] <= 100
         checkpoint = torch.load(r["checkpoint"], weights_only=False)
         assert checkpoint["cfg"]["common"]["seed"] == r["seed"]
         assert f"seed-{r['seed']}" in r["checkpoint"]
-    assert [row["model"] for row in report["summary"]] == ["tree_classifier", "roberta"]
-    tree_runs = [r["test_accuracy"] for r in runs if r["model"] == "tree_classifier"]
-    assert report["summary"][0]["test_mean"] == pytest.approx(sum(tree_runs) / 2)
+    (row,) = report["summary"]
+    assert row["test_mean"] == pytest.approx(sum(r["test_accuracy"] for r in runs) / 2)
