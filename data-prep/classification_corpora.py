@@ -95,7 +95,10 @@ def imdb_reviews(folder: Path) -> list[Example]:
         if not files:
             raise CliError(f"{folder / name}: no reviews")
         for _, path in sorted(files):
-            text = path.read_bytes().decode("utf-8", errors="strict")
+            try:
+                text = path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise CliError(f"{path}: not valid UTF-8 ({err.reason} at byte {err.start})")
             paragraphs = [p.strip() for p in _LINE_BREAK.split(text) if p.strip()]
             examples.append(Example(str(path), paragraphs, label))
     return examples

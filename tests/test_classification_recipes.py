@@ -59,7 +59,9 @@ def check_data_bin(work: Path, name: str, classes: int, node_targets: bool = Fal
 def sst(tmp_path_factory):
     root = tmp_path_factory.mktemp("sst")
     standin = standins.sst(root / "standin")
-    succeeded(run_recipe("sst", root / "data", SST_DIR=str(standin["archive"].parent)))
+    succeeded(run_recipe("sst", root / "data", SST_URL=standin["archive"].as_uri()))
+    downloaded = root / "data" / "orig" / "sst" / "trainDevTestTrees_PTB.zip"
+    assert downloaded.read_bytes() == standin["archive"].read_bytes()
     return root / "data" / "sst", standin
 
 
