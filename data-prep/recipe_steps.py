@@ -13,6 +13,7 @@ from corpora import Archive, CliError
 
 from fairseq_tree.cli import bpe as tree_bpe
 from fairseq_tree.cli import parse as tree_parse
+from fairseq_tree.cli import preprocess as tree_preprocess
 
 logger = corpora.logger
 
@@ -93,3 +94,28 @@ def mkdirs(paths):
 def configure_logging():
     logging.basicConfig(format="%(asctime)s | %(levelname)s | prepare | %(message)s",
                         level=logging.INFO, stream=sys.stderr, force=True)
+
+
+def write_classes(path: Path, count: int):
+    """A class dictionary in class order: lines ``0 1``, ``1 1``, ..."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{k} 1\n" for k in range(count)), encoding="utf-8")
+
+
+def binarize_classification(folder: Path, dest: Path, node_targets: bool, workers: int):
+    """fairseq's sentence_prediction layout of the files {split} (trees) and {split}.label in
+    ``folder``: input0/ by fairseq-tree-preprocess (--node-targets node-classes.txt), label/ by
+    fairseq-preprocess with classes.txt."""
+    from fairseq import options
+    from fairseq_cli import preprocess as fairseq_preprocess
+
+    prefs = lambda suffix: [arg for split in ("train", "valid", "test")
+                            for arg in (f"--{split}pref", str(folder / f"{split}{suffix}"))]
+    tree_preprocess.cli_main(["--only-source", *prefs(""), "--destdir", str(dest / "input0"),
+                              "--workers", str(workers),
+                              *(["--node-targets", str(folder / "node-classes.txt")]
+                                if node_targets else [])])
+    labels = options.get_preprocessing_parser().parse_args(
+        ["--only-source", *prefs(".label"), "--destdir", str(dest / "label"),
+         "--srcdict", str(folder / "classes.txt"), "--workers", "1"])
+    fairseq_preprocess.main(labels)
