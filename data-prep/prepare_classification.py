@@ -245,6 +245,7 @@ class Recipe:
                     textprep.write_example(sinks[split], example)
                     counts[split] += 1
         self.stats.update({"dependencies": rows, "usable dependencies": usable,
+                           "usable, in no split": usable - sum(counts.values()),
                            **{split: {"examples": n} for split, n in counts.items()}})
 
     def sva_file(self) -> Path:

@@ -229,6 +229,7 @@ def test_sva_prefixes(tmp_path):
     assert recipe["stats"]["dependencies"] == len(standin["rows"])
     assert recipe["stats"]["usable dependencies"] == len(standin["usable"]) == 21
     assert recipe["views"]["sva"]["sizes"] == {"train": 10, "valid": 4, "test": 6}
+    assert recipe["stats"]["usable, in no split"] == 1
     expected = {}  # the model's tokens before the verb -> the verb's number
     for row in standin["usable"]:
         prefix = " ".join(row["sentence"].split()[:int(row["verb_index"]) - 1])
