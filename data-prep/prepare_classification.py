@@ -173,7 +173,7 @@ class Recipe:
                 "trainDevTestTrees_PTB.zip"))
             rows = list(cc.sst_trees(source))
             textprep.write_lines(outputs, ([tree, label] for _, tree, label in rows))
-            self.stats[f"{split} examples"] = len(rows)
+            self.stats[split] = {"examples": len(rows)}
 
     def read_rt_snippets(self):
         """The snippets with SST's classes, split once at random."""
