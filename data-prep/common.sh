@@ -100,3 +100,14 @@ bible() {
     --test-books "${BIBLE_TEST_BOOKS:-44}" --source-tokens "${BIBLE_SOURCE_TOKENS:-1:100}" \
     ${caps[@]+"${caps[@]}"} --clean 1.5:1:250
 }
+
+# The classification data sets of the paper's Table 2 (and the offline sentiment benchmark):
+# prepare_classification.py with the common settings; BPE only where a recipe asks for it.
+prepare_classification() {
+  local data=${DATA:-data} args=() arg
+  [[ $data == /* ]] || data=$repo/$data
+  for arg in ${PARSER_ARGS:-}; do args+=("--parser-arg=$arg"); done
+  python "$data_prep/prepare_classification.py" --data "$data" --parser "${PARSER:-stanza}" \
+    --bpe-merges "${BPE_MERGES:-0}" --workers "${WORKERS:-$(nproc)}" \
+    ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} ${args[@]+"${args[@]}"} "$@"
+}
