@@ -4,7 +4,9 @@ Flags and meaning follow ``fairseq-preprocess``. Source files ``{pref}.{src}`` h
 bracketed tree per line, target files ``{pref}.{tgt}`` the BPE'd target text. Output, in
 ``--destdir``: ``dict.{src}.txt``, ``dict.{tgt}.txt`` and per split the mmap datasets
 ``{split}.{src}-{tgt}.{src}`` (leaves + EOS, a stock fairseq source), ``... .{src}.labels`` (node
-labels), ``... .{src}.spans`` (node spans) and ``{split}.{src}-{tgt}.{tgt}`` (stock target).
+labels), ``... .{src}.spans`` (node spans) and ``{split}.{src}-{tgt}.{tgt}`` (stock target);
+on request also ``... .{src}.tags`` (``--leaf-tags``: the leaves' POS tags) and ``... .{src}.heads``
+(``--dependency-heads SUFFIX``: the leaves' dependency heads from ``{pref}.SUFFIX``, CoNLL-U).
 
 Everything is written into a hidden temporary folder first and moved into place only when every
 split has succeeded, so a failed or interrupted run leaves nothing that looks like valid output.
@@ -27,6 +29,7 @@ from fairseq_tree.data.binarize import (
     build_dictionary,
     count_symbols,
 )
+from fairseq_tree.data.dependency_heads import source_leaves, write_dependency_heads
 
 logger = logging.getLogger("fairseq_tree.cli.preprocess")
 
@@ -41,6 +44,18 @@ def get_parser():
         help="skip line pairs whose source tree is malformed or whose source or target line is "
         "empty (both sides together), count them and report them in the summary, instead of "
         "stopping at the first one",
+    )
+    group.add_argument(
+        "--leaf-tags", action="store_true",
+        help="also write the leaves' POS tags as {split}.{src}-{tgt}.{src}.tags (the source "
+        "dictionary ids of [TAG], aligned with the leaves and EOS; pad where a leaf has no tag, "
+        "e.g. a subword piece, and at EOS); the tags join the source dictionary as node labels do",
+    )
+    group.add_argument(
+        "--dependency-heads", metavar="SUFFIX",
+        help="read each split's dependency heads from {pref}.SUFFIX (CoNLL-U, one sentence per "
+        "source line, its tokens exactly the tree's leaves) and write them as "
+        "{split}.{src}-{tgt}.{src}.heads (per leaf, the 0-based index of its head, -1 at the root)",
     )
     return parser
 
@@ -75,10 +90,15 @@ def splits_of(args) -> List[Tuple[str, str]]:
 
 def pair_files(args, pref: str) -> PairFiles:
     files = PairFiles(f"{pref}.{args.source_lang}", f"{pref}.{args.target_lang}")
-    for path in (files.src, files.tgt):
-        if not os.path.isfile(path):
+    for path in (files.src, files.tgt, heads_file(args, pref)):
+        if path is not None and not os.path.isfile(path):
             raise InputError(path, None, "no such file")
     return files
+
+
+def heads_file(args, pref: str):
+    """The CoNLL-U file of a split (``--dependency-heads``), or None."""
+    return f"{pref}.{args.dependency_heads}" if args.dependency_heads else None
 
 
 def build_dictionaries(args) -> Tuple[Dictionary, Dictionary]:
@@ -92,16 +112,17 @@ def build_dictionaries(args) -> Tuple[Dictionary, Dictionary]:
 
     mapper = ChunkMapper(args.workers)
     counts = count_symbols(pair_files(args, args.trainpref), mapper, args.skip_invalid)
+    labels = counts.labels + counts.tags if args.leaf_tags else counts.labels
     if args.joined_dictionary:
         joined = build_dictionary(
             counts.leaves + counts.target, args.thresholdsrc, args.nwordssrc,
-            args.padding_factor, always=counts.labels,
+            args.padding_factor, always=labels,
         )
         return joined, joined
     if src_dict is None:
         src_dict = build_dictionary(
             counts.leaves, args.thresholdsrc, args.nwordssrc, args.padding_factor,
-            always=counts.labels,
+            always=labels,
         )
     if tgt_dict is None:
         tgt_dict = build_dictionary(
@@ -113,7 +134,7 @@ def build_dictionaries(args) -> Tuple[Dictionary, Dictionary]:
 def preprocess(args, workdir: str) -> List[str]:
     """Write dictionaries and datasets into ``workdir``; return the summary lines."""
     src, tgt = args.source_lang, args.target_lang
-    splits = [(name, pair_files(args, pref)) for name, pref in splits_of(args)]
+    splits = [(name, pref, pair_files(args, pref)) for name, pref in splits_of(args)]
     src_dict, tgt_dict = build_dictionaries(args)
     src_dict.save(os.path.join(workdir, f"dict.{src}.txt"))
     tgt_dict.save(os.path.join(workdir, f"dict.{tgt}.txt"))
@@ -123,13 +144,18 @@ def preprocess(args, workdir: str) -> List[str]:
     ]
     if args.dict_only:
         return summary
-    for name, files in splits:
+    for name, pref, files in splits:
         prefix = os.path.join(workdir, f"{name}.{src}-{tgt}.")
         result = binarize_split(
             name, files, prefix + src, prefix + tgt, src_dict, tgt_dict,
-            args.workers, args.skip_invalid,
+            args.workers, args.skip_invalid, args.leaf_tags,
         )
         summary.extend(result.lines())
+        if args.dependency_heads:
+            skipped = {error.lineno for error in result.skipped}
+            conllu = heads_file(args, pref)
+            written = write_dependency_heads(conllu, source_leaves(files, skipped), prefix + src)
+            summary.append(f"{name}: dependency heads of {written} trees from {conllu}")
     return summary
 
 

@@ -118,16 +118,19 @@ def _install_dictionaries(src_dict: Optional[Dictionary], tgt_dict: Optional[Dic
 
 @dataclass
 class SymbolCounts:
-    """Symbol counts of source leaves, source node labels (as dictionary symbols) and target."""
+    """Symbol counts of source leaves, source node labels and leaf tags (as dictionary symbols)
+    and target."""
 
     leaves: Counter = field(default_factory=Counter)
     labels: Counter = field(default_factory=Counter)
+    tags: Counter = field(default_factory=Counter)
     target: Counter = field(default_factory=Counter)
     pairs: int = 0
 
     def update(self, other: "SymbolCounts"):
         self.leaves.update(other.leaves)
         self.labels.update(other.labels)
+        self.tags.update(other.tags)
         self.target.update(other.target)
         self.pairs += other.pairs
 
@@ -141,6 +144,7 @@ def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair
             continue
         counts.leaves.update(parsed.tree.leaves)
         counts.labels.update(label_symbol(node.label) for node in parsed.tree.nodes)
+        counts.tags.update(label_symbol(tag) for tag in parsed.tree.tags if tag is not None)
         counts.target.update(parsed.target)
     counts.pairs = len(chunk)
     return counts, invalid
@@ -268,9 +272,11 @@ class SplitSummary:
 
 
 class SplitWriter:
-    """The four datasets of one split: leaves, node labels, node spans (source) and target."""
+    """The four datasets of one split: leaves, node labels, node spans (source) and target; with
+    ``leaf_tags`` a fifth, the leaves' POS tags (``{src_prefix}.tags``)."""
 
-    def __init__(self, src_prefix: str, tgt_prefix: str, src_vocab: int, tgt_vocab: int):
+    def __init__(self, src_prefix: str, tgt_prefix: str, src_vocab: int, tgt_vocab: int,
+                 leaf_tags: bool = False):
         src_dtype, tgt_dtype = best_fitting_int_dtype(src_vocab), best_fitting_int_dtype(tgt_vocab)
         self.builders = {
             src_prefix: MMapIndexedDatasetBuilder(src_prefix + ".bin", dtype=src_dtype),
@@ -278,9 +284,13 @@ class SplitWriter:
             src_prefix + ".spans": MMapIndexedDatasetBuilder(src_prefix + ".spans.bin", dtype=SPAN_DTYPE),
             tgt_prefix: MMapIndexedDatasetBuilder(tgt_prefix + ".bin", dtype=tgt_dtype),
         }
+        if leaf_tags:
+            self.builders[src_prefix + ".tags"] = MMapIndexedDatasetBuilder(
+                src_prefix + ".tags.bin", dtype=src_dtype)
 
     def add(self, pair: EncodedPair):
-        items = (pair.source.leaves, pair.source.labels, pair.source.spans.view(-1), pair.target)
+        items = (pair.source.leaves, pair.source.labels, pair.source.spans.view(-1), pair.target,
+                 pair.source.tags)
         for builder, item in zip(self.builders.values(), items):
             builder.add_item(item)
 
@@ -298,10 +308,11 @@ def binarize_split(
     tgt_dict: Dictionary,
     workers: int,
     skip_invalid: bool,
+    leaf_tags: bool = False,
 ) -> SplitSummary:
     """Write the datasets of one split under the given output prefixes and summarise it."""
     summary = SplitSummary(name)
-    writer = SplitWriter(src_prefix, tgt_prefix, len(src_dict), len(tgt_dict))
+    writer = SplitWriter(src_prefix, tgt_prefix, len(src_dict), len(tgt_dict), leaf_tags)
     mapper = ChunkMapper(workers, src_dict, tgt_dict)
     with Progress(f"binarizing {name}") as progress:
         for encoded in mapper.map(encode_chunk, chunked(read_pairs(files))):
