@@ -63,7 +63,8 @@ def check_tree(sentence: ConlluSentence, path: str):
         seen, current = set(), word
         while current >= 0:
             if current in seen:
-                raise InputError(path, lineno, "HEAD makes a cycle (the word is not under the root)")
+                raise InputError(path, lineno,
+                                 "HEAD makes a cycle (the word is not under the root)")
             seen.add(current)
             current = sentence.heads[current]
 
