@@ -126,6 +126,20 @@ def _host_counts(height: Tensor, fanout: Tensor, bad: Tensor) -> tuple:
     return count[: top + 1], widest[: top + 1], (first_bad if first_bad < bad.numel() else -1)
 
 
+def _children_table(items: Items, node_start: Tensor, width: int, padding_row: int):
+    """(B*M + 1) x width children rows and offsets of every node, from the sorted pairs (their
+    ``key`` holding their rank); every non-edge lands in the spare last row."""
+    num_nodes, width = node_start.numel(), max(width, 1)
+    edge = items.parent < num_nodes
+    slot = items.parent * width + torch.where(edge, items.key, 0)
+    children = torch.full(((num_nodes + 1) * width,), padding_row, device=node_start.device)
+    children[slot] = torch.where(edge, items.row, padding_row)
+    offsets = torch.zeros_like(children)
+    offset = items.start - node_start[items.parent.clamp(max=num_nodes - 1)]
+    offsets[slot] = torch.where(edge, offset, 0)
+    return children.view(num_nodes + 1, width), offsets.view(num_nodes + 1, width)
+
+
 def build_levels(items: Items, height: Tensor, node_start: Tensor, leaf_rows: int,
                  num_keys: int, bad: Tensor, problem: str) -> List[RecursionLevel]:
     """The per-height children lists of all nodes.
@@ -144,16 +158,9 @@ def build_levels(items: Items, height: Tensor, node_start: Tensor, leaf_rows: in
         raise ValueError(f"batch row {first_bad}: {problem}")
     if num_nodes == 0:
         return []
-    padding_row, width = leaf_rows + num_nodes, max(widest, default=0) or 1
-    # Every non-edge lands in the spare last row (num_nodes), which no level reads.
-    edge = parent < num_nodes
-    slot = parent * width + torch.where(edge, rank, 0)
-    children = torch.full(((num_nodes + 1) * width,), padding_row, device=height.device)
-    children[slot] = torch.where(edge, items.row[order], padding_row)
-    offset = items.start[order] - node_start[parent.clamp(max=num_nodes - 1)]
-    offsets = torch.zeros_like(children)
-    offsets[slot] = torch.where(edge, offset, 0)
-    children, offsets = children.view(num_nodes + 1, width), offsets.view(num_nodes + 1, width)
+    padding_row = leaf_rows + num_nodes
+    sorted_items = Items(items.row[order], parent, rank, items.start[order])
+    children, offsets = _children_table(sorted_items, node_start, max(widest), padding_row)
     by_height = torch.argsort(height, stable=True)
     levels, first = [], count[0]
     for h in range(1, len(count)):
@@ -277,6 +284,20 @@ def dependency_closure(heads: Tensor) -> Tensor:
     return reach > 0
 
 
+def dependency_heights(heads: Tensor, word: Tensor):
+    """Each word's height (the longest way down to a word without dependents; B x N long) and
+    the rows whose heads are no tree over the words (B bool). ``heads``: -1 at roots and at
+    padding, otherwise a column below N."""
+    reach = dependency_closure(heads)  # (d, a): a is d or above d
+    depth = reach.sum(-1) - 1
+    gap = torch.where(reach, depth.unsqueeze(-1) - depth.unsqueeze(1), 0)
+    height = gap.amax(1) if heads.size(1) else depth
+    is_root = word & (heads < 0)
+    to_padding = (heads >= 0) & ~word.gather(1, heads.clamp(min=0))
+    unrooted = word & ~(reach & is_root.unsqueeze(1)).any(-1)  # on a cycle or under one
+    return height, (is_root.sum(1) != 1) | (to_padding | unrooted).any(1)
+
+
 def plan_from_heads(heads: Tensor, leaf_padding: Tensor) -> RecursionPlan:
     """The recursion plan of dependency trees: a word with dependents is a node whose children
     are the word's own leaf, first, then its dependents (nodes or leaves) in sentence order.
@@ -293,15 +314,9 @@ def plan_from_heads(heads: Tensor, leaf_padding: Tensor) -> RecursionPlan:
     batch, num_words = heads.shape
     out_of_range = word & (heads >= num_words)
     heads = torch.where(leaf_padding | out_of_range, -1, heads)
-    reach = dependency_closure(heads)  # (d, a): a is d or above d
-    depth = reach.sum(-1) - 1
-    gap = torch.where(reach, depth.unsqueeze(-1) - depth.unsqueeze(1), 0)
-    height = gap.amax(1) if num_words else depth  # the longest way down from each word
-    is_root = word & (heads < 0)
-    to_padding = (heads >= 0) & ~word.gather(1, heads.clamp(min=0))
-    unrooted = word & ~(reach & is_root.unsqueeze(1)).any(-1)  # on a cycle or under one
-    bad = (is_root.sum(1) != 1) | (out_of_range | to_padding | unrooted).any(1)
-    is_node = height > 0
+    height, bad = dependency_heights(heads, word)
+    bad |= out_of_range.any(1)
+    is_node, is_root = height > 0, word & (heads < 0)
     leaf_rows = batch * num_words
     column = torch.arange(num_words, device=heads.device).expand(batch, -1)
     index = torch.arange(batch * num_words, device=heads.device).view(batch, num_words)
