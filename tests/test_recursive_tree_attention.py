@@ -1,7 +1,6 @@
 """Recursive Tree Attention (Eq. 5) and its ablations against a literal per-tree recursion."""
 
 import random
-from functools import partial
 
 import pytest
 import torch

@@ -21,7 +21,6 @@ children are the word itself, first, then its dependents in sentence order (X_d 
 Eq. 1); a word without dependents is a leaf.
 """
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import List, NamedTuple
