@@ -2,7 +2,8 @@
 
 Nguyen et al., "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
 Load with ``fairseq-train --user-dir <path>/fairseq_tree``; importing the package registers the
-``tree_translation`` task and the ``tree2seq`` model with its architectures.
+``tree_translation`` and ``tree_classification`` tasks, the ``tree2seq`` and ``tree_classifier``
+models with their architectures, and the ``node_classification`` criterion.
 """
 
 import os
@@ -12,4 +13,4 @@ import os
 # an explicit value from the user wins.
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
-from fairseq_tree import models, tasks  # noqa: E402,F401  (registers them with fairseq)
+from fairseq_tree import criterions, models, tasks  # noqa: E402,F401  (registers them with fairseq)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from fairseq.data import Dictionary
 
-from conftest import TREES, write_lines
+from conftest import TREES, run_cli, write_lines
 from fairseq_tree.data.binarize import InputError, PairFiles
 from fairseq_tree.data.dependency_heads import (
     aligned_heads,
@@ -171,3 +171,36 @@ def test_conllu_reader_keeps_word_tokens_only(tmp_path):
     (sentence,) = read_conllu(str(path))
     assert sentence.forms == ["a", "-LRB-", "b"] and sentence.heads == [1, -1, 1]
     assert aligned_heads(sentence, ["a", "(", "b"], str(path), "t:1") == [1, -1, 1]
+
+
+def test_only_source_names_tags_and_heads_as_fairseq_preprocess_does(tree_corpus, tmp_path):
+    """``--only-source`` without a language: ``{split}.tags`` and ``{split}.heads`` beside
+    ``{split}``; with ``--source-lang en``: ``{split}.en-None.en.*`` as fairseq names them."""
+    expected_heads = write_all_conllu(tree_corpus)
+    for split in ("train", "valid", "test"):
+        (tree_corpus / split).write_bytes((tree_corpus / f"{split}.en").read_bytes())
+    dest = tmp_path / "input0"
+    run_cli("fairseq-tree-preprocess", "--only-source", "--trainpref", tree_corpus / "train",
+            "--validpref", tree_corpus / "valid", "--destdir", dest, "--leaf-tags",
+            "--dependency-heads", "conllu")
+    assert load(dest, "train.heads") == expected_heads
+    d = Dictionary.load(str(dest / "dict.txt"))
+    first = parse_tree(TREES[0])
+    assert [d[t] for t in load(dest, "train.tags")[0]] == [
+        label_symbol(tag) for tag in first.tags] + [d.pad_word]
+    assert {"valid.tags.bin", "valid.heads.idx"} <= set(output_files(dest))
+
+    with_lang = tmp_path / "with-lang"
+    run_cli("fairseq-tree-preprocess", "--only-source", "--source-lang", "en", "--trainpref",
+            tree_corpus / "train", "--destdir", with_lang, "--leaf-tags",
+            "--dependency-heads", "conllu")
+    assert load(with_lang, "train.en-None.en.heads") == expected_heads
+    assert load(with_lang, "train.en-None.en.tags") == load(dest, "train.tags")
+
+
+def test_leaf_tags_refused_with_node_targets(tree_corpus, tmp_path):
+    classes = write_lines(tmp_path / "classes.txt", ["0 1", "1 1"])
+    proc = run_cli("fairseq-tree-preprocess", "--only-source", "--trainpref",
+                   tree_corpus / "train.en", "--destdir", tmp_path / "bin", "--leaf-tags",
+                   "--node-targets", classes, check=False)
+    assert proc.returncode == 2 and "--leaf-tags with --node-targets" in proc.stderr
