@@ -46,7 +46,7 @@ def literal_label(module, batch, b, kind, k, tagged):
     if tagged:
         return module.label_embedding.weight[batch["leaf_labels"][b, k]]
     parent = structural_parent(batch["spans"], b, k)
-    label = PAD if parent is None else batch["node_labels"][b, parent]
+    label = module.label_padding_idx if parent is None else batch["node_labels"][b, parent]
     return module.subword_label_embedding.weight[label]
 
 
@@ -62,8 +62,8 @@ def literal_tree_attention(module, batch, leaf_states, leaf_labels=True):
     def compose(b, i, kids, states):
         start_of = lambda kind, k: int(spans[b, k, 0]) if kind == "node" else k  # noqa: E731
         offsets = [start_of(*kid) - int(spans[b, i, 0]) for kid in kids]
-        tagged = [kind == "leaf" and leaf_labels and batch["leaf_labels"][b, k] != PAD
-                  for kind, k in kids]
+        tagged = [kind == "leaf" and leaf_labels
+                  and batch["leaf_labels"][b, k] != module.label_padding_idx for kind, k in kids]
         split_word = all(kind == "leaf" and not t for (kind, _), t in zip(kids, tagged))
         labels = ([literal_label(module, batch, b, *kid, t) for kid, t in zip(kids, tagged)]
                   if module.labels else [None] * len(kids))

@@ -48,6 +48,7 @@ from omegaconf import OmegaConf, open_dict
 from fairseq_tree.data.binarize import InputError
 from fairseq_tree.data.classification_datasets import (
     CompleteSortDataset,
+    LeafHeadsDataset,
     PaddedSpansDataset,
     UnitTargetsDataset,
 )
@@ -235,7 +236,7 @@ class TreeClassificationTask(SentencePredictionTask):
                 task_error(f"{path}.{{bin,idx}}: missing: {self.model_name} reads the leaves' "
                            f"{ANNOTATION_FLAGS[name][0]} (binarize with fairseq-tree-preprocess "
                            f"{ANNOTATION_FLAGS[name][1]})")
-            else:
+            elif not self.cfg.node_targets:  # node targets: the word labels are classes
                 logger.warning(f"{path}.{{bin,idx}}: missing; {self.model_name} reads the leaves "
                                f"without {ANNOTATION_FLAGS[name][0]} ({ANNOTATION_FLAGS[name][1]})")
         return found
@@ -266,8 +267,8 @@ class TreeClassificationTask(SentencePredictionTask):
         }
         if "tags" in tree:
             net_input["src_leaf_tags"] = RightPadDataset(tree["tags"], pad_idx=pad)
-        if "heads" in tree:  # leaf indices are columns: the leaves are right-padded
-            net_input["src_heads"] = RightPadDataset(tree["heads"], pad_idx=-1)
+        if "heads" in tree:
+            net_input["src_heads"] = LeafHeadsDataset(tree["heads"])
         return net_input
 
     def load_targets(self, split: str, tree: Dict, combine: bool):
