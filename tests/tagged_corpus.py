@@ -83,13 +83,13 @@ def run_cli(name: str, *args):
         {"fairseq-tree-preprocess": tree_preprocess, "fairseq-tree-bpe": tree_bpe}[name].cli_main(argv)
 
 
-def prefs(raw: Path, suffix: str = "") -> list:
-    return [arg for split in SPLITS for arg in (f"--{split}pref", raw / f"{split}{suffix}")]
+def prefs(raw: Path, suffix: str = "", splits=SPLITS) -> list:
+    return [arg for split in splits for arg in (f"--{split}pref", raw / f"{split}{suffix}")]
 
 
-def binarize_trees(raw: Path, dest: Path, *extra, suffix: str = ""):
-    run_cli("fairseq-tree-preprocess", "--only-source", *prefs(raw, suffix), "--destdir",
-                   dest, *extra)
+def binarize_trees(raw: Path, dest: Path, *extra, suffix: str = "", splits=SPLITS):
+    run_cli("fairseq-tree-preprocess", "--only-source", *prefs(raw, suffix, splits),
+            "--destdir", dest, *extra)
 
 
 def binarize_labels(raw: Path, dest: Path, suffix: str = ".label"):
