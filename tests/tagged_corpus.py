@@ -31,7 +31,8 @@ def tagged_tree(rng: random.Random, words: list) -> str:
     if len(words) == 1:
         return f"({TAGS[words[0]]} {words[0]})"
     cut = rng.randint(1, len(words) - 1)
-    return f"({rng.choice(PHRASES)} {tagged_tree(rng, words[:cut])} {tagged_tree(rng, words[cut:])})"
+    left, right = tagged_tree(rng, words[:cut]), tagged_tree(rng, words[cut:])
+    return f"({rng.choice(PHRASES)} {left} {right})"
 
 
 def polarity(tree: str) -> int:
@@ -80,7 +81,8 @@ def run_cli(name: str, *args):
     if name == "fairseq-preprocess":
         fairseq_preprocess.main(options.get_preprocessing_parser().parse_args(argv))
     else:
-        {"fairseq-tree-preprocess": tree_preprocess, "fairseq-tree-bpe": tree_bpe}[name].cli_main(argv)
+        tools = {"fairseq-tree-preprocess": tree_preprocess, "fairseq-tree-bpe": tree_bpe}
+        tools[name].cli_main(argv)
 
 
 def prefs(raw: Path, suffix: str = "", splits=SPLITS) -> list:

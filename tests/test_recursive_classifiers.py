@@ -5,13 +5,10 @@ gives the same logits alone and in a padded batch, a leaf changes only its ances
 reach every parameter, sentence pairs go through Tai et al.'s head, and --embeddings loads
 GloVe-format vectors."""
 
-from functools import partial
-
 import pytest
 import torch
 from torch.nn import functional as F
 
-from recursive_reference import constituency_children, dependency_children, literal_recursion
 from tagged_corpus import sentence_pairs, subword_level, word_level
 from test_recursive_tree import literal_multi_branch
 from test_recursive_tree_attention import literal_tree_attention
@@ -165,7 +162,8 @@ def test_a_leaf_changes_exactly_its_ancestors(corpora, name):
             for column in range(int(net_input["src_lengths"][0]) - 1):
                 tokens = net_input["src_tokens"].clone()
                 tokens[0, column] = other if tokens[0, column] != other else other + 1
-                moved = model.encoder(**{**net_input, "src_tokens": tokens})["encoder_nodes"][0][:, 0]
+                changed_input = {**net_input, "src_tokens": tokens}
+                moved = model.encoder(**changed_input)["encoder_nodes"][0][:, 0]
                 changed = {i for i in range(base.size(0)) if not torch.equal(moved[i], base[i])}
                 expected = ancestors(net_input, 0, column, dependency)
                 assert changed == expected, (index, column)
@@ -192,8 +190,8 @@ def test_sentence_pairs_meet_in_tais_head(corpora, options):
                 one = {key: value[row: row + 1] for key, value in side.items() if key != "input1"}
                 roots.append(model(**one)[0][0])
             left, right = roots
-            hidden = torch.sigmoid(head.hidden.weight @ torch.cat([left * right, (left - right).abs()])
-                                   + head.hidden.bias)
+            compared = torch.cat([left * right, (left - right).abs()])
+            hidden = torch.sigmoid(head.hidden.weight @ compared + head.hidden.bias)
             expected = head.out_proj.weight @ hidden + head.out_proj.bias
             torch.testing.assert_close(logits[row], expected, rtol=0, atol=1e-10)
     assert head.hidden.in_features == 2 * model.args.encoder_embed_dim

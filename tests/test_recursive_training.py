@@ -10,6 +10,7 @@ import torch
 from fairseq import checkpoint_utils
 
 from conftest import run_cli
+from fairseq_tree.data.score_targets import sparse_distribution
 from tagged_corpus import binarize_trees, sentence_pairs, subword_level, word_level
 from test_tree_classification import (
     TASK,
@@ -204,3 +205,28 @@ def test_a_score_line_that_is_no_distribution(corpora, tmp_path):
                          "--num-classes", "5")
     assert message == (f"tree_classification: error: {path}:4: not a distribution (values must "
                        "be non-negative and sum to 1; sparse_distribution writes a score's)")
+
+
+def test_the_roberta_baseline_reads_pairs_and_score_distributions(corpora):
+    """--tree-input leaves-only is fairseq's sentence_prediction: the two sides' leaves joined
+    (after --init-token, with --separator-token), the K values of each label line as target."""
+    data = corpora["scores"]
+    task, _ = load_task(data, "--tree-input", "leaves-only", "--arch", "roberta", "--init-token",
+                        "0", "--separator-token", "2", "--criterion", "score_distribution",
+                        "--num-classes", "5")
+    task.load_dataset("test")
+    dataset = task.dataset("test")
+    sample = dataset.collater([dataset[i] for i in range(len(dataset))])
+    lines = (data / "label/test.label").read_text(encoding="utf-8").splitlines()
+    expected = torch.tensor([[float(x) for x in line.split()] for line in lines])
+    assert torch.equal(sample["target"].float(), expected[sample["id"]])
+    first = sample["net_input"]["src_tokens"][0]
+    assert int(first[0]) == 0 and int((first == task.source_dictionary.eos()).sum()) == 3
+
+
+def test_sparse_distribution_of_a_score():
+    assert sparse_distribution(3.6, 5) == pytest.approx([0, 0, 0.4, 0.6, 0])
+    assert sparse_distribution(5.0, 5) == [0, 0, 0, 0, 1.0]
+    assert sparse_distribution(1.0, 5) == [1.0, 0, 0, 0, 0]
+    with pytest.raises(ValueError, match="outside"):
+        sparse_distribution(5.5, 5)
