@@ -230,3 +230,12 @@ def test_sparse_distribution_of_a_score():
     assert sparse_distribution(1.0, 5) == [1.0, 0, 0, 0, 0]
     with pytest.raises(ValueError, match="outside"):
         sparse_distribution(5.5, 5)
+
+
+def test_node_targets_of_sentence_pairs(sst, tmp_path):  # noqa: F811
+    data = copy_of(sst / "bin", tmp_path)
+    (data / "input1").mkdir()
+    with pytest.raises(SystemExit) as stop:
+        load_task(data, *MULTI_BRANCH, "--node-targets", "--criterion", "node_classification")
+    assert str(stop.value) == ("tree_classification: error: --node-targets classifies the nodes "
+                               f"of one tree: not sentence pairs ({data}/input1)")

@@ -105,7 +105,7 @@ class TreeClassificationTask(SentencePredictionTask):
     def setup_task(cls, cfg: TreeClassificationConfig, **kwargs):
         cls.check_options(cfg)
         data_dict = cls.load_dictionary(cls.required_file(cfg.data, "input0", "dict.txt"))
-        cls.check_pair_dictionary(cfg.data)
+        cls.check_pairs(cfg.data, cfg.node_targets)
         if cfg.regression_target:
             logger.info(f"[input] dictionary: {len(data_dict)} types; targets: "
                         f"{cfg.num_classes} values per example")
@@ -131,8 +131,12 @@ class TreeClassificationTask(SentencePredictionTask):
                        "a tree is classified at its root")
 
     @staticmethod
-    def check_pair_dictionary(data: str):
-        """input1 must be binarized with input0's dictionary, or its ids mean other words."""
+    def check_pairs(data: str, node_targets: bool):
+        """input1 must be binarized with input0's dictionary, or its ids mean other words; pairs
+        have no per-node targets."""
+        if node_targets and os.path.isdir(os.path.join(data, "input1")):
+            task_error("--node-targets classifies the nodes of one tree: not sentence pairs "
+                       f"({os.path.join(data, 'input1')})")
         first, second = (os.path.join(data, key, "dict.txt") for key in ("input0", "input1"))
         if os.path.isfile(second) and Dictionary.load(second).symbols != \
                 Dictionary.load(first).symbols:
