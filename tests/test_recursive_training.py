@@ -69,6 +69,8 @@ def test_each_encoder_trains_and_validates(corpora, tmp_path, corpus, options):
     losses = train_metric(proc, "loss")
     assert len(losses) > 5 and losses[-1] < losses[0]
     checkpoint = tmp_path / "ck/checkpoint_last.pt"
+    if extra:  # the checkpoint holds the vectors: evaluation does not read the file
+        extra[1].unlink()
     assert same_accuracy(validate(data, checkpoint), recomputed_accuracy(data, checkpoint))
     if extra:  # the frozen vectors came through training unchanged
         state = torch.load(checkpoint, weights_only=False)["model"]
@@ -239,3 +241,24 @@ def test_node_targets_of_sentence_pairs(sst, tmp_path):  # noqa: F811
         load_task(data, *MULTI_BRANCH, "--node-targets", "--criterion", "node_classification")
     assert str(stop.value) == ("tree_classification: error: --node-targets classifies the nodes "
                                f"of one tree: not sentence pairs ({data}/input1)")
+
+
+def test_one_real_valued_target_per_line(corpora, tmp_path):
+    """--regression-target --num-classes 1 (fairseq's sentence_prediction MSE): one number per
+    label line, a line that is none stops the run with its line."""
+    data = copy_of(corpora["scores"], tmp_path)
+    path = data / "label/test.label"
+    scores = [f"{1 + k / 4:.2f}" for k in range(12)]
+    path.write_text("\n".join(scores) + "\n", encoding="utf-8")
+    options = [*MULTI_BRANCH, "--criterion", "sentence_prediction", "--regression-target",
+               "--num-classes", "1"]
+    task, cfg = load_task(data, *options)
+    task.build_model(cfg.model)
+    task.load_dataset("test")
+    dataset = task.dataset("test")
+    sample = dataset.collater([dataset[i] for i in range(len(dataset))])
+    assert sample["target"].view(-1).tolist() == pytest.approx(
+        [float(scores[i]) for i in sample["id"].tolist()])
+    path.write_text("\n".join(scores[:5] + ["high"] + scores[6:]) + "\n", encoding="utf-8")
+    assert load_error(data, "test", *options) == (
+        f"tree_classification: error: {path}:6: expected one number, found 'high'")
