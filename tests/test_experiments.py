@@ -26,10 +26,14 @@ from fairseq_tree.cli.experiment_config import known_pairs, load_experiment
 
 CONFIGS = ROOT / "configs"
 PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]
-BENCHMARKS = {"bible-en-fr": ["tree2seq", "transformer"],
-              "bible-en-fr-sample": ["tree2seq", "transformer"],
-              "synthetic": ["tree2seq", "transformer", "tree2seq-no-hier-embed",
-                            "tree2seq-no-subtree-mask"]}
+BIBLE_MODELS = ["tree2seq", "transformer", "transformer-linearized"]
+BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
+              "bible-fr-en": BIBLE_MODELS, "bible-en-fr-induced": BIBLE_MODELS,
+              "bible-fr-en-induced": BIBLE_MODELS,
+              "synthetic": ["tree2seq", "transformer", "transformer-linearized",
+                            "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask"]}
+# What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
+BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
               "iwslt13-fr-en": 44.34, "wmt14-en-de": 28.40}
 
@@ -105,11 +109,14 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
                                              "tree2seq-no-subtree-mask": "no-subtree-mask"}
             assert train.pop(flag.get(model, "-"), True) is True
             assert train == {k: v for k, v in base.train.items() if k != "arch"}, (pair, model)
-            assert arch == ("transformer" if model == "transformer" else "tree2seq")
-            assert (exp.task.get("tree-input") == "leaves-only") == (model == "transformer")
+            assert arch == ("transformer" if model in BASELINE_INPUT else "tree2seq")
+            assert exp.task.get("tree-input") == BASELINE_INPUT.get(model)
             assert (exp.generate, exp.average, exp.checkpoints) == \
                 (base.generate, 1, "last")
         assert isinstance(base.train["max-update"], int) and base.train["batch-size"] == 64
+    for pair in ("bible-en-fr", "bible-fr-en"):  # induced trees: the same budget as the parser's
+        induced = load_experiment(CONFIGS, f"{pair}-induced", "tree2seq")
+        assert induced.train == load_experiment(CONFIGS, pair, "tree2seq").train
 
 
 # (pair, model, GPUs) -> (--update-freq, per-GPU --max-tokens): processes x max-tokens x

@@ -1,3 +1,8 @@
+from fairseq_tree.models.constituent_transformer import (
+    ConstituentRobertaEncoder,
+    ConstituentTransformerEncoder,
+    ConstituentTransformerModel,
+)
 from fairseq_tree.models.recursive_classifiers import (
     RecursiveMultiBranchClassifier,
     RecursiveTreeAttentionClassifier,
@@ -8,5 +13,7 @@ from fairseq_tree.models.tree_classifier import TreeClassifierModel
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
 
-__all__ = ["RecursiveMultiBranchClassifier", "RecursiveTreeAttentionClassifier", "Tree2SeqModel",
-           "TreeAttentionConfig", "TreeClassifierModel", "TreeDecoder", "TreeEncoder"]
+__all__ = ["ConstituentRobertaEncoder", "ConstituentTransformerEncoder",
+           "ConstituentTransformerModel", "RecursiveMultiBranchClassifier",
+           "RecursiveTreeAttentionClassifier", "Tree2SeqModel", "TreeAttentionConfig",
+           "TreeClassifierModel", "TreeDecoder", "TreeEncoder"]

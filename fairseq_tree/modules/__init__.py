@@ -1,3 +1,8 @@
+from fairseq_tree.modules.constituent_attention import (
+    ConstituentEncoderLayer,
+    ConstituentSelfAttention,
+    LinkChain,
+)
 from fairseq_tree.modules.hierarchical_accumulation import (
     AccumulationPlan,
     accumulate,
@@ -28,7 +33,10 @@ from fairseq_tree.modules.tree_transformer_layer import TreeDecoderLayer, TreeEn
 
 __all__ = [
     "AccumulationPlan",
+    "ConstituentEncoderLayer",
+    "ConstituentSelfAttention",
     "HierarchicalEmbedding",
+    "LinkChain",
     "MultiBranchAttention",
     "MultiBranchComposition",
     "RecursionLevel",
