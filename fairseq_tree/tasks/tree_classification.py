@@ -41,6 +41,7 @@ from fairseq.data import (
     StripTokenDataset,
     data_utils,
 )
+from fairseq.dataclass import ChoiceEnum
 from fairseq.tasks import register_task
 from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 from omegaconf import OmegaConf, open_dict
@@ -53,9 +54,12 @@ from fairseq_tree.data.classification_datasets import (
     UnitTargetsDataset,
 )
 from fairseq_tree.data.score_targets import read_distributions
-from fairseq_tree.tasks.tree_translation import TREE_INPUT_CHOICES
 
 logger = logging.getLogger(__name__)
+
+
+# Not tree_translation's choices: a linearized tree is no input of this task (yet).
+TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only"])
 
 
 def task_error(message: str):
