@@ -2,9 +2,10 @@
 
 Nguyen et al., "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
 Load with ``fairseq-train --user-dir <path>/fairseq_tree``; importing the package registers the
-``tree_translation`` and ``tree_classification`` tasks, the ``tree2seq`` and ``tree_classifier``
-models, the ``constituent_transformer`` masked LM (Wang et al., EMNLP 2019) with their
-architectures, and the ``node_classification`` criterion.
+``tree_translation`` and ``tree_classification`` tasks, the ``tree2seq``, ``tree_classifier``,
+``recursive_multibranch_classifier`` and ``recursive_tree_attention_classifier`` models, the
+``constituent_transformer`` masked LM (Wang et al., EMNLP 2019) with their architectures, and the
+``node_classification`` and ``score_distribution`` criteria.
 """
 
 import os

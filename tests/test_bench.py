@@ -182,3 +182,20 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
         assert f"seed-{r['seed']}" in r["checkpoint"]
     (row,) = report["summary"]
     assert row["test_mean"] == pytest.approx(sum(r["test_accuracy"] for r in runs) / 2)
+
+
+def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
+    """bench/encoder_speed.py at toy lengths: a training step of every encoder at every length
+    and batch size, the JSON and the plot written."""
+    import encoder_speed
+
+    report = encoder_speed.main(["--lengths", "3", "9", "--batches", "1", "3", "--repeats", "1",
+                                 "--threads", "1", "--json", str(tmp_path / "speed.json"),
+                                 "--plot", str(tmp_path / "speed.png")])
+    assert json.loads((tmp_path / "speed.json").read_text()) == report
+    rows = {(r["model"], r["n"], r["batch"]): r for r in report["results"]}
+    assert set(rows) == {(model, n, batch) for model in encoder_speed.MODELS
+                         for n in (3, 9) for batch in (1, 3)}
+    assert all(row["ms"] > 0 and row["parameters"] > 0 for row in rows.values())
+    assert (tmp_path / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(capsys.readouterr().out.splitlines()) == 1 + len(rows)

@@ -4,7 +4,9 @@ Flags and meaning follow ``fairseq-preprocess``. Source files ``{pref}.{src}`` h
 bracketed tree per line, target files ``{pref}.{tgt}`` the BPE'd target text. Output, in
 ``--destdir``: ``dict.{src}.txt``, ``dict.{tgt}.txt`` and per split the mmap datasets
 ``{split}.{src}-{tgt}.{src}`` (leaves + EOS, a stock fairseq source), ``... .{src}.labels`` (node
-labels), ``... .{src}.spans`` (node spans) and ``{split}.{src}-{tgt}.{tgt}`` (stock target).
+labels), ``... .{src}.spans`` (node spans) and ``{split}.{src}-{tgt}.{tgt}`` (stock target);
+on request also ``... .{src}.tags`` (``--leaf-tags``: the leaves' POS tags) and ``... .{src}.heads``
+(``--dependency-heads SUFFIX``: the leaves' dependency heads from ``{pref}.SUFFIX``, CoNLL-U).
 
 ``--only-source`` binarises trees alone, named as ``fairseq-preprocess --only-source`` names its
 files (without ``--source-lang``: ``{pref}`` in, ``dict.txt`` and ``{split}`` out, the ``input0/``
@@ -37,6 +39,7 @@ from fairseq_tree.data.binarize import (
     build_dictionary,
     count_symbols,
 )
+from fairseq_tree.data.dependency_heads import source_leaves, write_dependency_heads
 from fairseq_tree.data.node_targets import load_node_targets
 
 logger = logging.getLogger("fairseq_tree.cli.preprocess")
@@ -52,6 +55,20 @@ def get_parser():
         help="skip line pairs whose source tree is malformed or whose source or target line is "
         "empty (both sides together), count them and report them in the summary, instead of "
         "stopping at the first one",
+    )
+    group.add_argument(
+        "--leaf-tags", action="store_true",
+        help="also write the leaves' POS tags as {split}.{src}-{tgt}.{src}.tags ({split}.tags "
+        "with --only-source; the source "
+        "dictionary ids of [TAG], aligned with the leaves and EOS; pad where a leaf has no tag, "
+        "e.g. a subword piece, and at EOS); the tags join the source dictionary as node labels do",
+    )
+    group.add_argument(
+        "--dependency-heads", metavar="SUFFIX",
+        help="read each split's dependency heads from {pref}.SUFFIX (CoNLL-U, one sentence per "
+        "source line, its tokens exactly the tree's leaves) and write them as "
+        "{split}.{src}-{tgt}.{src}.heads ({split}.heads with --only-source; per leaf, the "
+        "0-based index of its head, -1 at the root)",
     )
     group.add_argument(
         "--node-targets", metavar="DICT",
@@ -82,6 +99,9 @@ def check_args(parser, args):
         parser.error("--source-lang and --target-lang are required (or --only-source)")
     if args.node_targets and not args.only_source:
         parser.error("--node-targets needs --only-source (trees whose labels are classes)")
+    if args.node_targets and args.leaf_tags:
+        parser.error("--leaf-tags with --node-targets: the trees' word labels are classes "
+                     "(targets), not POS tags")
     if args.no_target_label and not args.node_targets:
         parser.error("--no-target-label needs --node-targets")
     if args.node_targets and not os.path.isfile(args.node_targets):
@@ -110,10 +130,15 @@ def with_language(prefix: str, lang: Optional[str]) -> str:
 def pair_files(args, pref: str) -> PairFiles:
     files = PairFiles(with_language(pref, args.source_lang),
                       None if args.only_source else with_language(pref, args.target_lang))
-    for path in (files.src, files.tgt):
+    for path in (files.src, files.tgt, heads_file(args, pref)):
         if path is not None and not os.path.isfile(path):
             raise InputError(path, None, "no such file")
     return files
+
+
+def heads_file(args, pref: str) -> Optional[str]:
+    """The CoNLL-U file of a split (``--dependency-heads``), or None."""
+    return f"{pref}.{args.dependency_heads}" if args.dependency_heads else None
 
 
 def build_dictionaries(args, encoding: Encoding) -> Tuple[Dictionary, Optional[Dictionary]]:
@@ -127,16 +152,17 @@ def build_dictionaries(args, encoding: Encoding) -> Tuple[Dictionary, Optional[D
 
     mapper = ChunkMapper(args.workers, encoding)
     counts = count_symbols(pair_files(args, args.trainpref), mapper, args.skip_invalid)
+    labels = counts.labels + counts.tags if args.leaf_tags else counts.labels
     if args.joined_dictionary:
         joined = build_dictionary(
             counts.leaves + counts.target, args.thresholdsrc, args.nwordssrc,
-            args.padding_factor, always=counts.labels,
+            args.padding_factor, always=labels,
         )
         return joined, joined
     if src_dict is None:
         src_dict = build_dictionary(
             counts.leaves, args.thresholdsrc, args.nwordssrc, args.padding_factor,
-            always=counts.labels,
+            always=labels,
         )
     if tgt_dict is None and not args.only_source:
         tgt_dict = build_dictionary(
@@ -145,20 +171,22 @@ def build_dictionaries(args, encoding: Encoding) -> Tuple[Dictionary, Optional[D
     return src_dict, tgt_dict
 
 
-def node_target_encoding(args) -> Encoding:
+def build_encoding(args) -> Encoding:
+    """What the workers encode with (the dictionaries are added once built)."""
     if not args.node_targets:
-        return Encoding()
+        return Encoding(leaf_tags=args.leaf_tags)
     try:
-        return Encoding(node_targets=load_node_targets(args.node_targets, args.no_target_label))
+        node_targets = load_node_targets(args.node_targets, args.no_target_label)
     except ValueError as err:
         raise InputError(args.node_targets, None, str(err)) from None
+    return Encoding(node_targets=node_targets, leaf_tags=args.leaf_tags)
 
 
 def preprocess(args, workdir: str) -> List[str]:
     """Write dictionaries and datasets into ``workdir``; return the summary lines."""
     src, tgt = args.source_lang, None if args.only_source else args.target_lang
-    splits = [(name, pair_files(args, pref)) for name, pref in splits_of(args)]
-    encoding = node_target_encoding(args)
+    splits = [(name, pref, pair_files(args, pref)) for name, pref in splits_of(args)]
+    encoding = build_encoding(args)
     encoding.src_dict, encoding.tgt_dict = build_dictionaries(args, encoding)
     summary = []
     for lang, dictionary in ((src, encoding.src_dict), (tgt, encoding.tgt_dict)):
@@ -173,13 +201,19 @@ def preprocess(args, workdir: str) -> List[str]:
     if args.dict_only:
         return summary
     where = argparse.Namespace(**{**vars(args), "destdir": workdir})
-    for name, files in splits:
+    for name, pref, files in splits:
+        src_prefix = dataset_dest_prefix(where, name, src)
         result = binarize_split(
-            name, files, dataset_dest_prefix(where, name, src),
+            name, files, src_prefix,
             None if tgt is None else dataset_dest_prefix(where, name, tgt),
             encoding, args.workers, args.skip_invalid,
         )
         summary.extend(result.lines())
+        if args.dependency_heads:
+            skipped = {error.lineno for error in result.skipped}
+            conllu = heads_file(args, pref)
+            written = write_dependency_heads(conllu, source_leaves(files, skipped), src_prefix)
+            summary.append(f"{name}: dependency heads of {written} trees from {conllu}")
     return summary
 
 

@@ -72,6 +72,7 @@ class Encoding:
     src_dict: Optional[Dictionary] = None
     tgt_dict: Optional[Dictionary] = None
     node_targets: Optional[NodeTargets] = None
+    leaf_tags: bool = False  # also write the leaves' POS tags
 
 
 def read_pairs(files: PairFiles) -> Iterator[RawPair]:
@@ -143,16 +144,19 @@ def _install_encoding(encoding: Encoding):
 
 @dataclass
 class SymbolCounts:
-    """Symbol counts of source leaves, source node labels (as dictionary symbols) and target."""
+    """Symbol counts of source leaves, source node labels and leaf tags (as dictionary symbols)
+    and target."""
 
     leaves: Counter = field(default_factory=Counter)
     labels: Counter = field(default_factory=Counter)
+    tags: Counter = field(default_factory=Counter)
     target: Counter = field(default_factory=Counter)
     pairs: int = 0
 
     def update(self, other: "SymbolCounts"):
         self.leaves.update(other.leaves)
         self.labels.update(other.labels)
+        self.tags.update(other.tags)
         self.target.update(other.target)
         self.pairs += other.pairs
 
@@ -167,6 +171,7 @@ def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair
             continue
         counts.leaves.update(parsed.tree.leaves)
         counts.labels.update(label_symbol(node.label) for node in parsed.tree.nodes)
+        counts.tags.update(label_symbol(tag) for tag in parsed.tree.tags if tag is not None)
         counts.target.update(parsed.target or ())
     counts.pairs = len(chunk)
     return counts, invalid
@@ -312,7 +317,8 @@ class SplitSummary:
 
 class SplitWriter:
     """The datasets of one split: leaves, node labels, node spans (source), the target if any,
-    and the unit targets (``{src_prefix}.node_targets``) with node targets."""
+    the unit targets (``{src_prefix}.node_targets``) with node targets, and the leaves' POS
+    tags (``{src_prefix}.tags``) with ``encoding.leaf_tags``."""
 
     def __init__(self, src_prefix: str, tgt_prefix: Optional[str], encoding: Encoding):
         src_dtype = best_fitting_int_dtype(len(encoding.src_dict))
@@ -323,6 +329,8 @@ class SplitWriter:
         if encoding.node_targets is not None:
             classes = len(encoding.node_targets.classes)
             outputs["unit_targets"] = (src_prefix + ".node_targets", best_fitting_int_dtype(classes))
+        if encoding.leaf_tags:
+            outputs["tags"] = (src_prefix + ".tags", src_dtype)
         self.builders = {  # item name -> (output prefix, builder)
             item: (prefix, MMapIndexedDatasetBuilder(prefix + ".bin", dtype=dtype))
             for item, (prefix, dtype) in outputs.items()
@@ -331,7 +339,7 @@ class SplitWriter:
     def add(self, pair: EncodedPair):
         items = {"leaves": pair.source.leaves, "labels": pair.source.labels,
                  "spans": pair.source.spans.view(-1), "target": pair.target,
-                 "unit_targets": pair.unit_targets}
+                 "unit_targets": pair.unit_targets, "tags": pair.source.tags}
         for item, (_, builder) in self.builders.items():
             builder.add_item(items[item])
 

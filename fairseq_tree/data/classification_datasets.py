@@ -50,3 +50,16 @@ class UnitTargetsDataset(BaseWrapperDataset):
 
 class CompleteSortDataset(KeepsLastBatch, SortDataset):
     """fairseq's ``SortDataset`` (what ``sentence_prediction`` batches) with ``KeepsLastBatch``."""
+
+
+class LeafHeadsDataset(BaseWrapperDataset):
+    """Dependency heads (``fairseq-tree-preprocess --dependency-heads``: n 0-based heads, -1 at
+    the root) collated to B x N like ``src_tokens``: -1 at the EOS column and at padding. The
+    leaves are right-padded, so a leaf's index is its column."""
+
+    def __getitem__(self, index):
+        heads = self.dataset[index].long()
+        return torch.cat([heads, heads.new_full((1,), -1)])
+
+    def collater(self, samples):
+        return data_utils.collate_tokens(samples, pad_idx=-1)

@@ -3,6 +3,10 @@ from fairseq_tree.models.constituent_transformer import (
     ConstituentTransformerEncoder,
     ConstituentTransformerModel,
 )
+from fairseq_tree.models.recursive_classifiers import (
+    RecursiveMultiBranchClassifier,
+    RecursiveTreeAttentionClassifier,
+)
 from fairseq_tree.models.tree2seq import Tree2SeqModel
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
 from fairseq_tree.models.tree_classifier import TreeClassifierModel
@@ -10,5 +14,6 @@ from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
 
 __all__ = ["ConstituentRobertaEncoder", "ConstituentTransformerEncoder",
-           "ConstituentTransformerModel", "Tree2SeqModel", "TreeAttentionConfig",
+           "ConstituentTransformerModel", "RecursiveMultiBranchClassifier",
+           "RecursiveTreeAttentionClassifier", "Tree2SeqModel", "TreeAttentionConfig",
            "TreeClassifierModel", "TreeDecoder", "TreeEncoder"]

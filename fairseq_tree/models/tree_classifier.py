@@ -19,7 +19,13 @@ from torch import Tensor, nn
 
 from fairseq_tree.models.tree2seq import tree2seq_defaults
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.models.sentence_pair_head import SentencePairClassificationHead
 from fairseq_tree.models.tree_encoder import TreeEncoder
+
+
+def rows_at(units: Tensor, columns: Tensor) -> Tensor:
+    """B x T x C, B columns -> B x C: each example's row at its column."""
+    return units[torch.arange(units.size(0), device=units.device), columns]
 
 
 def root_columns(node_padding_mask: Tensor, num_leaf_columns: int) -> Tensor:
@@ -38,7 +44,10 @@ class TreeClassifierModel(BaseFairseqModel):
 
     The head is fairseq's ``RobertaClassificationHead`` (dense, activation, dropout, projection),
     the head of the ``roberta`` baseline, here applied to the root state instead of the first
-    token; with ``every_unit`` it classifies every leaf and node.
+    token; with ``every_unit`` it classifies every leaf and node. Sentence pairs (``input1``)
+    meet in Tai et al.'s ``SentencePairClassificationHead``. Other tree encoders override
+    ``build_encoder`` (and ``leaf_annotations`` for the per-leaf data they read); an encoder
+    whose roots are not node 0 returns their columns as ``root_columns``.
     """
 
     reads_trees = True
@@ -57,6 +66,8 @@ class TreeClassifierModel(BaseFairseqModel):
                             help="dropout in the classification head")
         parser.add_argument("--pooler-activation-fn", metavar="FN",
                             help="activation of the classification head's hidden layer")
+        parser.add_argument("--pair-hidden-dim", type=int, metavar="N",
+                            help="hidden units of the sentence-pair head (Tai et al. 2015: 50)")
 
     @classmethod
     def build_model(cls, args, task):
@@ -73,7 +84,16 @@ class TreeClassifierModel(BaseFairseqModel):
         """The tree encoder (the hook a classifier with another tree encoder overrides)."""
         return TreeEncoder(TransformerConfig.from_namespace(args), dictionary, embed_tokens)
 
-    def register_classification_head(self, name, num_classes=None, inner_dim=None, **kwargs):
+    def register_classification_head(self, name, num_classes=None, inner_dim=None,
+                                     sentence_pair=False, **kwargs):
+        """fairseq's RoBERTa head on one tree's state, or with ``sentence_pair`` Tai et al.'s
+        head on two (``SentencePairClassificationHead``)."""
+        if sentence_pair:
+            self.classification_heads[name] = SentencePairClassificationHead(
+                self.args.encoder_embed_dim, inner_dim or self.args.pair_hidden_dim,
+                num_classes, self.args.pooler_dropout,
+            )
+            return
         self.classification_heads[name] = RobertaClassificationHead(
             input_dim=self.args.encoder_embed_dim,
             inner_dim=inner_dim or self.args.encoder_embed_dim,
@@ -82,37 +102,68 @@ class TreeClassifierModel(BaseFairseqModel):
             pooler_dropout=self.args.pooler_dropout,
         )
 
+    def leaf_annotations(self) -> Dict[str, bool]:
+        """The per-leaf datasets beyond the tree that the encoder reads (``tags``: POS tags,
+        ``heads``: dependency heads), each marked required or optional; the task loads them
+        (the hook a classifier with another tree encoder overrides)."""
+        return {}
+
     def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None,
                 src_node_labels: Optional[Tensor] = None, src_node_spans: Optional[Tensor] = None,
                 features_only: bool = False, return_all_hiddens: bool = False,
                 classification_head_name: Optional[str] = None, every_unit: bool = False,
-                **kwargs):
+                src_leaf_tags: Optional[Tensor] = None, src_heads: Optional[Tensor] = None,
+                input1: Optional[Dict[str, Tensor]] = None, **kwargs):
         """
         Args:
             src_tokens: B x N leaf ids (right-padded, EOS last); src_node_labels: B x M;
-                src_node_spans: B x M x 2 (as ``TreeLanguagePairDataset`` collates them).
+                src_node_spans: B x M x 2 (as ``TreeLanguagePairDataset`` collates them);
+                src_leaf_tags, src_heads: B x N, for the encoders that read them.
             every_unit: classify every leaf and node, not only the root.
+            input1: the second trees of sentence pairs (the same keys); the two roots go to a
+                sentence-pair head.
         Returns:
-            the root's logits (B x classes) or states (B x C) without a head, or with
-            ``every_unit`` B x (N+M) x classes over [leaves; nodes]; and a dict with
-            ``root_columns`` (B,) and ``inner_states``.
+            the root's logits (B x classes) or states (B x C) without a head (B x 2 x C for
+            pairs), or with ``every_unit`` B x (N+M) x classes over [leaves; nodes]; and a dict
+            with ``root_columns`` (B,) and ``inner_states``.
         """
-        encoder_out = self.encoder(
-            src_tokens, src_lengths=src_lengths, src_node_labels=src_node_labels,
-            src_node_spans=src_node_spans, return_all_hiddens=return_all_hiddens,
+        units, roots, inner_states = self.encode_units(
+            src_tokens, src_lengths, src_node_labels, src_node_spans, return_all_hiddens,
+            src_leaf_tags=src_leaf_tags, src_heads=src_heads,
         )
-        units = self.unit_states(encoder_out)  # B x (N+M) x C
-        roots = root_columns(encoder_out["encoder_node_padding_mask"][0], src_tokens.size(1))
-        if every_unit:
-            features = units
+        if input1 is not None:
+            if every_unit:
+                raise ValueError("every_unit classifies the units of one tree, not of a pair")
+            right_units, right_roots, _ = self.encode_units(**input1)
+            features = torch.stack([rows_at(units, roots), rows_at(right_units, right_roots)], 1)
         else:
-            features = units[torch.arange(units.size(0), device=units.device), roots]
+            features = units if every_unit else rows_at(units, roots)
         if classification_head_name is not None:
             head = self.classification_heads[classification_head_name]
-            rows = features.reshape(-1, 1, features.size(-1))  # the head reads position 0
-            features = head(rows).view(*features.shape[:-1], -1)
-        return features, {"root_columns": roots,
-                          "inner_states": encoder_out.get("encoder_states", [])}
+            if input1 is not None:
+                features = head(features)
+            else:
+                rows = features.reshape(-1, 1, features.size(-1))  # the head reads position 0
+                features = head(rows).view(*features.shape[:-1], -1)
+        return features, {"root_columns": roots, "inner_states": inner_states}
+
+    def encode_units(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None,
+                     src_node_labels: Optional[Tensor] = None,
+                     src_node_spans: Optional[Tensor] = None, return_all_hiddens: bool = False,
+                     **annotations):
+        """One batch of trees -> unit states B x (N+M) x C over [leaves; nodes], the root
+        column of each tree (B,) and the encoder's inner states. ``annotations`` (B x N
+        ``src_leaf_tags``, ``src_heads``) reach the encoder when given."""
+        given = {name: value for name, value in annotations.items() if value is not None}
+        encoder_out = self.encoder(
+            src_tokens, src_lengths=src_lengths, src_node_labels=src_node_labels,
+            src_node_spans=src_node_spans, return_all_hiddens=return_all_hiddens, **given,
+        )
+        if "root_columns" in encoder_out:  # an encoder whose roots are not node 0
+            roots = encoder_out["root_columns"][0]
+        else:
+            roots = root_columns(encoder_out["encoder_node_padding_mask"][0], src_tokens.size(1))
+        return self.unit_states(encoder_out), roots, encoder_out.get("encoder_states", [])
 
     @staticmethod
     def unit_states(encoder_out: Dict[str, List[Tensor]]) -> Tensor:
@@ -133,7 +184,9 @@ class TreeClassifierModel(BaseFairseqModel):
                 head = key[len(prefix + "classification_heads."):].split(".")[0]
                 if head not in self.classification_heads:
                     num_classes, inner_dim = state_dict[key].shape
-                    self.register_classification_head(head, num_classes, inner_dim)
+                    pair = f"{prefix}classification_heads.{head}.hidden.weight" in state_dict
+                    self.register_classification_head(head, num_classes, inner_dim,
+                                                      sentence_pair=pair)
 
 
 @register_model_architecture("tree_classifier", "tree_classifier")
@@ -142,6 +195,7 @@ def tree_classifier_architecture(args):
     tree2seq_defaults(args)
     args.pooler_dropout = getattr(args, "pooler_dropout", 0.0)
     args.pooler_activation_fn = getattr(args, "pooler_activation_fn", "tanh")
+    args.pair_hidden_dim = getattr(args, "pair_hidden_dim", 50)
     base_architecture(args)
 
 
