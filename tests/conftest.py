@@ -1,6 +1,7 @@
 """Shared helpers: running the console scripts of this environment as real subprocesses."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,13 @@ def trained(example, tmp_path_factory):
     proc = run_cli("fairseq-train", work / "data-bin", *TRAIN, "--max-update", "150",
                    "--log-interval", "10", "--save-dir", save)
     return work / "data-bin", save / "checkpoint_last.pt", proc.stdout + proc.stderr
+
+
+def generated_hypotheses(trained) -> list[str]:
+    """fairseq-generate's best hypotheses (BPE removed) of the Bible test sample by the
+    ``trained`` model, in test order."""
+    data, checkpoint, _ = trained
+    out = run_cli("fairseq-generate", data, *GENERATE, "--path", checkpoint, "--batch-size", "16")
+    hypos = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", out.stdout, flags=re.M))
+    n_test = len((BIBLE / "test.en").read_text(encoding="utf-8").splitlines())
+    return [hypos[str(i)] for i in range(n_test)]

@@ -2,6 +2,8 @@
 what they report is consistent (ratios, forced decoding lengths, JSON = returned report)."""
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
@@ -175,3 +177,64 @@ def test_exact_match_on_ambiguous_sentences(tmp_path):
     scores = synthetic.exact_match(pair_dir, run, [False, True, True])
     assert scores == {"exact_match": 200 / 3, "exact_match_ambiguous": 50.0,
                       "ambiguous_test_sentences": 2}
+
+
+def test_sentiment_summary_is_mean_and_sample_sd():
+    import sentiment  # noqa: E402
+
+    runs = [{"task": "t", "model": m, "seed": s, "parameters": 10, "updates": 5,
+             "test_accuracy": acc, "valid_accuracy": acc - 1, "train_seconds": 4}
+            for m, s, acc in [("tree", 1, 50.0), ("tree", 2, 54.0), ("base", 1, 40.0),
+                              ("base", 2, 41.0)]]
+    tree, base = sentiment.summary(runs)
+    assert (tree["test_mean"], tree["test_sd"], tree["valid_mean"]) == (52.0, 8 ** 0.5, 51.0)
+    assert (base["test_mean"], base["test_vs_first"], base["seeds"]) == (40.5, -11.5, [1, 2])
+    assert sentiment.table([tree, base])[1].split()[4:7] == ["52.00", "±", "2.83"]
+
+
+def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
+    """bench/sentiment.py end to end on the snippets recipe's stand-in: each model trained
+    with each seed (the checkpoints say so), evaluated, summarised."""
+    import sentiment  # noqa: E402
+
+    sys.path.insert(0, str(ROOT / "tests" / "data" / "recipes"))
+    import classification_standins  # noqa: E402
+
+    standin = classification_standins.rt_snippets(tmp_path / "standin")
+    env = {**os.environ, "DATA": str(tmp_path / "data"), "WORKERS": "1", "PARSER": "flat",
+           "RT_DIR": str(standin["sdist"].parent), "FAIRSEQ_TREE_VENV": sys.prefix}
+    subprocess.run(["bash", str(ROOT / "data-prep" / "prepare-rt-snippets.sh")], env=env,
+                   check=True, capture_output=True, timeout=600)
+    # One model (the table of several is tested above): each fairseq run costs seconds.
+    report = sentiment.main(["--tasks", "rt-snippets-2", "--models", "tree_classifier",
+                             "--ablations", "--seeds", "1", "2", "--data", str(tmp_path / "data"),
+                             "--work", str(tmp_path / "work"), "--json", str(tmp_path / "s.json"),
+                             "--", "--max-update", "2"])
+    assert json.loads((tmp_path / "s.json").read_text())["summary"] == report["summary"]
+    runs = report["runs"]
+    assert [(r["model"], r["seed"]) for r in runs] == [("tree_classifier", 1),
+                                                       ("tree_classifier", 2)]
+    for r in runs:
+        assert r["updates"] == 2 and 0 <= r["test_accuracy"] <= 100
+        checkpoint = torch.load(r["checkpoint"], weights_only=False)
+        assert checkpoint["cfg"]["common"]["seed"] == r["seed"]
+        assert f"seed-{r['seed']}" in r["checkpoint"]
+    (row,) = report["summary"]
+    assert row["test_mean"] == pytest.approx(sum(r["test_accuracy"] for r in runs) / 2)
+
+
+def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
+    """bench/encoder_speed.py at toy lengths: a training step of every encoder at every length
+    and batch size, the JSON and the plot written."""
+    import encoder_speed
+
+    report = encoder_speed.main(["--lengths", "3", "9", "--batches", "1", "3", "--repeats", "1",
+                                 "--threads", "1", "--json", str(tmp_path / "speed.json"),
+                                 "--plot", str(tmp_path / "speed.png")])
+    assert json.loads((tmp_path / "speed.json").read_text()) == report
+    rows = {(r["model"], r["n"], r["batch"]): r for r in report["results"]}
+    assert set(rows) == {(model, n, batch) for model in encoder_speed.MODELS
+                         for n in (3, 9) for batch in (1, 3)}
+    assert all(row["ms"] > 0 and row["parameters"] > 0 for row in rows.values())
+    assert (tmp_path / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(capsys.readouterr().out.splitlines()) == 1 + len(rows)

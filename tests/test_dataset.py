@@ -153,7 +153,7 @@ def test_interactive_malformed_tree_is_a_clear_error(data_bin):
         task.get_interactive_tokens_and_lengths([TREES[0], "(S (NP a"], lambda x: x)
 
 
-@pytest.mark.parametrize("tree_input", ["tree", "leaves-only"])
+@pytest.mark.parametrize("tree_input", ["tree", "leaves-only", "linearized"])
 @pytest.mark.parametrize("sizes", [dict(max_sentences=1), dict(max_sentences=5), dict(max_tokens=30)])
 def test_batching_keeps_every_example(data_bin, tree_input, sizes):
     """fairseq drops a last batch whose size is not a multiple of --required-batch-size-multiple

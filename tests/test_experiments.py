@@ -26,12 +26,20 @@ from fairseq_tree.cli.experiment_config import known_pairs, load_experiment
 
 CONFIGS = ROOT / "configs"
 PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]
-BENCHMARKS = {"bible-en-fr": ["tree2seq", "transformer"],
-              "bible-en-fr-sample": ["tree2seq", "transformer"],
-              "synthetic": ["tree2seq", "transformer", "tree2seq-no-hier-embed",
-                            "tree2seq-no-subtree-mask"]}
+BIBLE_MODELS = ["tree2seq", "transformer", "transformer-linearized"]
+BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
+              "bible-fr-en": BIBLE_MODELS, "bible-en-fr-induced": BIBLE_MODELS,
+              "bible-fr-en-induced": BIBLE_MODELS,
+              "synthetic": ["tree2seq", "transformer", "transformer-linearized",
+                            "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask"]}
+# What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
+BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
               "iwslt13-fr-en": 44.34, "wmt14-en-de": 28.40}
+# Table 2 (and Table 3's SST-5 ablations): tree model, the paper's Transformer.
+CLASSIFICATION = {"sst5": (47.4, 37.6), "sst2": (84.3, 74.8), "imdb": (90.1, 86.5),
+                  "sva": (98.0, 94.4)}
+SENTIMENT_BENCHMARKS = ["rt-snippets-2", "rt-snippets-5"]
 
 
 def run_experiment(capsys, monkeypatch, *argv, **env):
@@ -63,7 +71,8 @@ def option(command, name):
 
 
 def test_every_pair_has_both_models_and_the_papers_numbers():
-    assert sorted(set(known_pairs(CONFIGS)) - set(BENCHMARKS)) == PAIRS
+    others = set(BENCHMARKS) | set(CLASSIFICATION) | set(SENTIMENT_BENCHMARKS)
+    assert sorted(set(known_pairs(CONFIGS)) - others) == PAIRS
     for pair in PAIRS:
         big = ["tree2seq-big", "transformer-big"] if pair.startswith("wmt") else []
         for model in ["tree2seq", "transformer", *big]:
@@ -105,11 +114,49 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
                                              "tree2seq-no-subtree-mask": "no-subtree-mask"}
             assert train.pop(flag.get(model, "-"), True) is True
             assert train == {k: v for k, v in base.train.items() if k != "arch"}, (pair, model)
-            assert arch == ("transformer" if model == "transformer" else "tree2seq")
-            assert (exp.task.get("tree-input") == "leaves-only") == (model == "transformer")
+            assert arch == ("transformer" if model in BASELINE_INPUT else "tree2seq")
+            assert exp.task.get("tree-input") == BASELINE_INPUT.get(model)
             assert (exp.generate, exp.average, exp.checkpoints) == \
                 (base.generate, 1, "last")
         assert isinstance(base.train["max-update"], int) and base.train["batch-size"] == 64
+    for pair in ("bible-en-fr", "bible-fr-en"):  # induced trees: the same budget as the parser's
+        induced = load_experiment(CONFIGS, f"{pair}-induced", "tree2seq")
+        assert induced.train == load_experiment(CONFIGS, pair, "tree2seq").train
+
+
+def test_classification_configs_hold_the_papers_settings():
+    """Table 2's tasks: tiny models, 15,000 updates of 2,048 tokens, SST's and IMDB/SVA's
+    learning rates, warm-ups and dropouts (Appendix 7.4), the paper's accuracies."""
+    for name, (tree, transformer) in CLASSIFICATION.items():
+        sst = name.startswith("sst")
+        for model in ("tree_classifier", "roberta", "tree_classifier-no-hier-embed",
+                      "tree_classifier-no-subtree-mask"):
+            exp = load_experiment(CONFIGS, name, model)
+            assert (exp.kind, exp.fairseq_task) == ("classification", "tree_classification")
+            assert (exp.tokens_per_update, exp.train["max-update"]) == (2048, 15000)
+            assert (exp.train["lr"], exp.train["warmup-updates"], exp.train["dropout"]) == (
+                ("7e-4", 8000, 0.5) if sst else (0.01, 20, 0.2))
+            assert exp.train["arch"] in ARCH_MODEL_REGISTRY
+            assert (exp.task.get("tree-input") == "leaves-only") == (model == "roberta")
+            assert exp.train.get("no-hier-embed", False) == model.endswith("hier-embed")
+            assert exp.train.get("no-subtree-mask", False) == model.endswith("subtree-mask")
+            # SST's tree models learn every node's label; SST-2 is scored from five classes
+            per_node = sst and model != "roberta"
+            assert bool(exp.task.get("node-targets")) == per_node
+            assert exp.train["criterion"] == (
+                "node_classification" if per_node else "sentence_prediction")
+            assert (exp.train.get("class-groups") == "0,1/3,4") == (per_node and name == "sst2")
+            assert (exp.average, exp.checkpoints) == (1, "best")
+            assert exp.data_bin == f"data-bin/{name}"
+        assert load_experiment(CONFIGS, name, "tree_classifier").paper_accuracy == tree
+        assert load_experiment(CONFIGS, name, "roberta").paper_accuracy == transformer
+        roberta = load_experiment(CONFIGS, name, "roberta").train
+        assert (roberta["encoder-layers"], roberta["encoder-embed-dim"],
+                roberta["encoder-ffn-embed-dim"], roberta["encoder-attention-heads"]) == (
+            2, 64, 128, 4)  # = tree_classifier_tiny
+    ablations = [load_experiment(CONFIGS, "sst5", f"tree_classifier-no-{x}").paper_accuracy
+                 for x in ("hier-embed", "subtree-mask")]
+    assert ablations == [46.1, 45.7]  # Table 3
 
 
 # (pair, model, GPUs) -> (--update-freq, per-GPU --max-tokens): processes x max-tokens x
@@ -145,6 +192,21 @@ def test_dry_run_spreads_the_papers_batch_over_the_gpus(capsys, monkeypatch, pai
     assert option(cmd, "--save-dir").endswith(f"{pair}/{model}")
 
 
+@pytest.mark.parametrize("name,model,gpus,update_freq", [("sst2", "tree_classifier", 0, 1),
+                                                          ("imdb", "roberta", 2, 1),
+                                                          ("rt-snippets-5", "roberta", 0, 1)])
+def test_dry_run_of_a_classification_task(capsys, monkeypatch, name, model, gpus, update_freq):
+    out, cmd = dry_run(capsys, monkeypatch, name, model, gpus)
+    exp = load_experiment(CONFIGS, name, model)
+    assert cmd[1].endswith(f"{exp.pair}/{exp.data_bin}")
+    assert option(cmd, "--task") == "tree_classification" and "--source-lang" not in cmd
+    assert option(cmd, "--save-dir").endswith(f"{name}/{model}")  # the config's name
+    assert option(cmd, "--arch") == exp.train["arch"]
+    assert int(option(cmd, "--max-tokens")) * max(1, gpus) == exp.tokens_per_update
+    assert option(cmd, "--update-freq") == str(update_freq)
+    assert ("--tree-input" in cmd) == (model == "roberta")
+
+
 def test_extra_arguments_override_the_config(capsys, monkeypatch):
     out, cmd = dry_run(capsys, monkeypatch, "wmt14-en-de", "tree2seq", 1, "--max-tokens", "2048",
                        "--max-update", "10")
@@ -158,8 +220,9 @@ def test_extra_arguments_override_the_config(capsys, monkeypatch):
 def test_clear_errors(capsys, monkeypatch, tmp_path):
     env = {"DATA": tmp_path / "data", "CHECKPOINTS": tmp_path / "ckpt"}
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt99-xx-yy", "tree2seq", **env)
-    assert code == 1 and "unknown pair 'iwslt99-xx-yy'" in err
-    assert ", ".join(sorted(PAIRS + list(BENCHMARKS))) in err
+    assert code == 1 and "unknown config 'iwslt99-xx-yy'" in err
+    everything = PAIRS + list(BENCHMARKS) + list(CLASSIFICATION) + SENTIMENT_BENCHMARKS
+    assert ", ".join(sorted(everything)) in err
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt14-en-de", "tree2seq-big",
                                   **env)
     assert code == 1 and "unknown model 'tree2seq-big'" in err and "tree2seq, transformer" in err

@@ -5,18 +5,11 @@ import re
 
 from sacremoses import MosesDetokenizer
 
-from conftest import BIBLE, GENERATE, run_cli, write_lines
+from conftest import BIBLE, run_cli, write_lines
+from conftest import generated_hypotheses as generated
 from fairseq_tree.trees.normal_form import parse_tree
 
 TEST_TREES = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()
-
-
-def generated(trained) -> list[str]:
-    """fairseq-generate's best hypotheses of the test set, in test order."""
-    data, checkpoint, _ = trained
-    out = run_cli("fairseq-generate", data, *GENERATE, "--path", checkpoint, "--batch-size", "16")
-    hypos = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", out.stdout, flags=re.M))
-    return [hypos[str(i)] for i in range(len(TEST_TREES))]
 
 
 def translate(trained, input_path, *args):

@@ -27,11 +27,12 @@ logger = logging.getLogger("fairseq_tree.cli.average")
 # File names fairseq-train writes: checkpoint_{epoch}_{updates}.pt with --save-interval-updates
 # (except at the end of an epoch, where fairseq writes checkpoint{epoch}.pt instead),
 # checkpoint{epoch}.pt at the end of an epoch, checkpoint_last.pt whenever it saves. The group is
-# the number to order them by. "last" is for short runs that evaluate their final model.
+# the number to order them by. "last" is for short runs that evaluate their final model, "best"
+# for the one fairseq kept for its best validation score (--best-checkpoint-metric).
 PATTERNS = {"updates": r"checkpoint_\d+_(\d+)\.pt", "epochs": r"checkpoint(\d+)\.pt",
-            "last": r"checkpoint_last\.pt"}
+            "last": r"checkpoint_last\.pt", "best": r"checkpoint_best\.pt"}
 NAMES = {"updates": "checkpoint_EPOCH_UPDATES.pt", "epochs": "checkpointEPOCH.pt",
-         "last": "checkpoint_last.pt"}
+         "last": "checkpoint_last.pt", "best": "checkpoint_best.pt"}
 
 
 def last_checkpoints(directory: str, count: int, of: str) -> list[str]:

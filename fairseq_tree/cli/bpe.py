@@ -8,7 +8,8 @@
 Learning reads the leaves of the tree files plus the text files, so source and target share one
 model (the joint vocabulary of the paper). Applying to trees segments every leaf on its own and
 turns a split word into a node over its pieces (``fairseq_tree.trees.subwords``), written back as
-one bracketed tree per line; ``--text`` segments plain lines. subword-nmt and sentencepiece do
+one bracketed tree per line; ``--text`` segments plain lines (``--first-piece``: one unit per
+word, for the constituent_transformer masked LM). subword-nmt and sentencepiece do
 the segmenting. Lines are split on "\\n" only and read as UTF-8, line by line, so that a bad
 line is reported (or, with ``--skip-invalid``, copied through) without losing line alignment.
 """
@@ -30,7 +31,7 @@ from fairseq_tree.cli.console import (
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree, to_bracketed
-from fairseq_tree.trees.subwords import split_words
+from fairseq_tree.trees.subwords import first_pieces, split_words
 
 SUBWORD_NMT, SENTENCEPIECE = "subword-nmt", "sentencepiece"
 
@@ -66,6 +67,9 @@ def add_apply_args(apply: argparse.ArgumentParser):
     apply.add_argument("--vocabulary-threshold", type=int, default=None, metavar="N",
                        help="subword-nmt: vocabulary entries seen fewer than N times do not count")
     apply.add_argument("--text", action="store_true", help="input is plain text, not trees")
+    apply.add_argument("--first-piece", action="store_true",
+                       help="with --text: one unit per word, its first piece (the text a "
+                       "constituent_transformer masked LM reads, as in Wang et al.'s code)")
     apply.add_argument("--input", default=STDIO, metavar="FILE", help="default: standard input")
     apply.add_argument("--output", default=STDIO, metavar="FILE", help="default: standard output")
     apply.add_argument(
@@ -180,7 +184,7 @@ def segment_line(raw: bytes, where: str, args, segment, stats: ApplyStats) -> by
     try:
         if args.text:
             words = decode_line(raw, where).split()
-            pieces = segment(words)
+            pieces = first_pieces(words, segment) if args.first_piece else segment(words)
             text = " ".join(pieces)
         else:
             tree = read_tree(raw, where)
@@ -198,6 +202,8 @@ def segment_line(raw: bytes, where: str, args, segment, stats: ApplyStats) -> by
 
 def apply(args):
     """Segment every line of ``--input`` into ``--output``, keeping line alignment."""
+    if args.first_piece and not args.text:
+        raise CliError("--first-piece works with --text only")
     segment = build_segmenter(args)
     stats = ApplyStats()
     name = "<stdin>" if args.input == STDIO else args.input

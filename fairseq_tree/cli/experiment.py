@@ -1,12 +1,13 @@
-"""Train and evaluate the paper's experiments: one model on one language pair, from configs/.
+"""Train and evaluate the paper's experiments: one model on one task, from configs/.
 
-    python -m fairseq_tree.cli.experiment train PAIR MODEL [--dry-run] [--num-gpus N] [ARGS...]
-    python -m fairseq_tree.cli.experiment evaluate PAIR MODEL [--average N] [ARGS...]
+    python -m fairseq_tree.cli.experiment train NAME MODEL [--dry-run] [--num-gpus N] [ARGS...]
+    python -m fairseq_tree.cli.experiment evaluate NAME MODEL [--average N] [ARGS...]
 
-(``scripts/train.sh`` and ``scripts/evaluate.sh`` call these.) ``$CONFIG_DIR/PAIR.yaml`` holds the
-hyper-parameters (see configs/README.md), ``$DATA/PAIR/`` the output of
-``data-prep/prepare-PAIR.sh`` and ``$CHECKPOINTS/PAIR/MODEL/`` the run. ARGS are appended to the
-fairseq-train (or fairseq-generate) command, so they override the config.
+(``scripts/train.sh`` and ``scripts/evaluate.sh`` call these.) ``$CONFIG_DIR/NAME.yaml`` holds the
+hyper-parameters (see configs/README.md), ``$DATA/PAIR/`` the output of its recipe (a language
+pair's, or a classification data set's) and ``$CHECKPOINTS/NAME/MODEL/`` the run. ARGS are
+appended to the fairseq-train (or fairseq-generate / fairseq-validate) command, so they override
+the config.
 
 train runs fairseq-train on every visible GPU (fairseq spawns one process per GPU), or on the CPU
 when there is none, with ``--update-freq`` and ``--max-tokens`` chosen so that a GPU never gets
@@ -16,6 +17,8 @@ evaluate averages the last N checkpoints, translates the test set with fairseq-g
 scores the hypotheses, put back into test order, two ways: tokenized BLEU against the recipe's
 tokenized reference (the paper's metric; multi-bleu / fairseq-score's computation; with compound
 splitting for WMT En-De), and sacreBLEU on Moses-detokenized hypotheses against the raw reference.
+For a classification task it runs fairseq-validate on the valid and test splits and reports their
+accuracy (``experiment_classification``).
 """
 
 import argparse
@@ -35,6 +38,7 @@ from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
+from fairseq_tree.cli import experiment_classification as classification
 from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
 from fairseq_tree.cli.experiment_config import Experiment, flag_args, load_experiment
 
@@ -100,8 +104,9 @@ def train_command(exp: Experiment, data_bin: Path, save_dir: Path, gpus: int,
                   extras: list[str]) -> tuple[list[str], BatchPlan]:
     extras = list(extras)
     plan = batch_from_extras(exp, gpus, extras)
+    languages = ["--source-lang", exp.source, "--target-lang", exp.target] if exp.source else []
     cmd = [str(BIN_DIR / "fairseq-train"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
-           "--task", "tree_translation", "--source-lang", exp.source, "--target-lang", exp.target,
+           "--task", exp.fairseq_task, *languages,
            *flag_args(exp.task), *flag_args(exp.train), *(flag_args(exp.gpu) if gpus else []),
            "--max-tokens", str(plan.max_tokens), "--update-freq", str(plan.update_freq)]
     if gpus > 1:
@@ -122,7 +127,9 @@ def count_gpus(requested: int | None, dry_run: bool) -> int:
 def check_data(exp: Experiment, data: Path) -> Path:
     """The pair's data-bin folder; a clear error naming the recipe when it is not there."""
     pair_dir = data / exp.pair
-    data_bin = pair_dir / "data-bin"
+    data_bin = pair_dir / exp.data_bin
+    if exp.kind == "classification":
+        return classification.check_data(data_bin, f"DATA={data} bash {exp.recipe}")
     if not (data_bin / f"dict.{exp.source}.txt").is_file():
         raise CliError(f"{data_bin}: no binarized data (no dict.{exp.source}.txt); "
                        f"run DATA={data} bash {exp.recipe} first")
@@ -135,13 +142,13 @@ def check_data(exp: Experiment, data: Path) -> Path:
 
 def train(exp: Experiment, env: dict, args, extras: list[str]) -> int:
     gpus = count_gpus(args.num_gpus, args.dry_run)
-    data_bin = env["data"] / exp.pair / "data-bin"
+    data_bin = env["data"] / exp.pair / exp.data_bin
     if not args.dry_run:
         data_bin = check_data(exp, env["data"])
-    save_dir = env["checkpoints"] / exp.pair / exp.model
+    save_dir = env["checkpoints"] / exp.name / exp.model
     cmd, plan = train_command(exp, data_bin, save_dir, gpus, extras)
     where = f"{gpus} GPU(s)" if gpus else "CPU (no GPU visible)"
-    print(f"{exp.pair} {exp.model} on {where}: effective batch {plan.processes} process(es) x "
+    print(f"{exp.name} {exp.model} on {where}: effective batch {plan.processes} process(es) x "
           f"{plan.max_tokens} max tokens x update-freq {plan.update_freq} = "
           f"{plan.tokens_per_update} tokens per update (paper: {exp.tokens_per_update})")
     print(shlex.join(cmd), flush=True)
@@ -235,7 +242,7 @@ def detokenizer(recipe: dict, tgt: str):
 
 def averaged_model(exp: Experiment, save_dir: Path, count: int) -> tuple[Path, list[str]]:
     if not save_dir.is_dir():
-        raise CliError(f"{save_dir}: no checkpoints; run scripts/train.sh {exp.pair} {exp.model}")
+        raise CliError(f"{save_dir}: no checkpoints; run scripts/train.sh {exp.name} {exp.model}")
     paths = last_checkpoints(str(save_dir), count, exp.checkpoints)
     if count == 1:
         return Path(paths[0]), paths
@@ -278,11 +285,14 @@ def report(results: dict, path: Path):
 
 def evaluate(exp: Experiment, env: dict, args, extras: list[str]) -> int:
     data_bin = check_data(exp, env["data"])
+    save_dir = env["checkpoints"] / exp.name / exp.model
+    if exp.kind == "classification":
+        model, averaged = averaged_model(exp, save_dir, args.average or exp.average)
+        return classification.evaluate(exp, data_bin, model, averaged, save_dir, extras)
     pair_dir, tgt = env["data"] / exp.pair, exp.target
     recipe = read_recipe(pair_dir)
     lowercase = bool(recipe.get("lowercase"))
     refs_tok, refs_raw = read_references(pair_dir, tgt)
-    save_dir = env["checkpoints"] / exp.pair / exp.model
     model, averaged = averaged_model(exp, save_dir, args.average or exp.average)
     cmd = generate_command(exp, data_bin, model, extras)
     print(shlex.join(cmd), flush=True)
@@ -311,8 +321,9 @@ def get_parser() -> argparse.ArgumentParser:
         epilog="Environment: CONFIG_DIR (default configs), DATA (default data), "
         "CHECKPOINTS (default checkpoints). Other arguments go to fairseq-train / -generate.")
     parser.add_argument("command", choices=["train", "evaluate"])
-    parser.add_argument("pair", help="a config name, e.g. iwslt14-de-en")
-    parser.add_argument("model", help="a model of that config, e.g. tree2seq or transformer")
+    parser.add_argument("pair", metavar="name", help="a config name, e.g. iwslt14-de-en or sst5")
+    parser.add_argument("model", help="a model of that config, e.g. tree2seq, transformer, "
+                        "tree_classifier or roberta")
     parser.add_argument("--dry-run", action="store_true", help="train: print the command only")
     parser.add_argument("--num-gpus", type=int, default=None, metavar="N",
                         help="train --dry-run: plan for N GPUs instead of the visible ones")

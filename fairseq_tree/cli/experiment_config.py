@@ -1,8 +1,10 @@
-"""The experiment configs (configs/PAIR.yaml): reading, ``base:`` inheritance, per-model merge.
+"""The experiment configs (configs/NAME.yaml): reading, ``base:`` inheritance, per-model merge.
 
-A config maps sections to settings; a model's section under ``models:`` is merged over the pair's
-(see configs/README.md). Flag sections (``train``, ``gpu``, ``task``, ``generate``) map fairseq
-option names without "--" to values, turned into command-line arguments by ``flag_args``.
+A config maps sections to settings; a model's section under ``models:`` is merged over the
+file's (see configs/README.md). Flag sections (``train``, ``gpu``, ``task``, ``generate``,
+``validate``) map fairseq option names without "--" to values, turned into command-line
+arguments by ``flag_args``. ``kind`` is ``translation`` (tree_translation, evaluated by BLEU) or
+``classification`` (tree_classification, evaluated by accuracy).
 """
 
 from dataclasses import dataclass
@@ -13,8 +15,10 @@ import yaml
 from fairseq_tree.cli.average import PATTERNS
 from fairseq_tree.cli.console import CliError
 
-SECTIONS = {"batch", "train", "gpu", "task", "generate", "evaluate", "paper_bleu"}
-TOP_KEYS = SECTIONS | {"base", "pair", "source", "target", "recipe", "models"}
+SECTIONS = {"batch", "train", "gpu", "task", "generate", "validate", "evaluate", "paper_bleu",
+            "paper_accuracy"}
+TOP_KEYS = SECTIONS | {"base", "kind", "pair", "data_bin", "source", "target", "recipe", "models"}
+KINDS = ("translation", "classification")
 
 
 def read_yaml(path: Path) -> dict:
@@ -60,30 +64,41 @@ def known_pairs(config_dir: Path) -> list[str]:
 
 @dataclass
 class Experiment:
-    """Everything one run needs, after merging the model's section over the pair's settings."""
+    """Everything one run needs, after merging the model's section over the file's settings.
+    ``name`` is the config's (checkpoints go to CHECKPOINTS/name/model), ``pair`` the recipe's
+    folder under DATA and ``data_bin`` the binarized data inside it."""
 
+    name: str
     pair: str
     model: str
-    source: str
-    target: str
+    kind: str
+    data_bin: str
     recipe: str
     tokens_per_update: int
     max_tokens_per_gpu: int
     train: dict
     gpu: dict
     task: dict
-    generate: dict
     average: int
     checkpoints: str
-    compound_split: bool
-    paper_bleu: float | None
+    source: str | None = None  # translation only, as the next four
+    target: str | None = None
+    generate: dict | None = None
+    compound_split: bool = False
+    paper_bleu: float | None = None
+    validate: dict | None = None  # classification: fairseq-validate flags
+    paper_accuracy: float | None = None
+
+    @property
+    def fairseq_task(self) -> str:
+        return "tree_translation" if self.kind == "translation" else "tree_classification"
 
 
 def load_experiment(config_dir: Path, pair: str, model: str) -> Experiment:
     pairs = known_pairs(config_dir)
     if pair not in pairs:
         known = ", ".join(pairs) or "none"
-        raise CliError(f"unknown pair {pair!r}; configs in {config_dir}: {known}")
+        raise CliError(f"unknown config {pair!r}; configs in {config_dir}: {known}")
     path = config_dir / f"{pair}.yaml"
     config = load_config(path)
     models = config.pop("models", None) or {}
@@ -98,19 +113,30 @@ def load_experiment(config_dir: Path, pair: str, model: str) -> Experiment:
     kind = (config.get("evaluate") or {}).get("checkpoints")
     if kind not in PATTERNS:
         raise CliError(f"{path}: evaluate.checkpoints is {kind!r}, not one of {sorted(PATTERNS)}")
+    if config.get("kind", "translation") not in KINDS:
+        raise CliError(f"{path}: kind is {config.get('kind')!r}, not one of {list(KINDS)}")
     try:
-        batch, evaluate = config["batch"], config["evaluate"]
-        return Experiment(
-            pair=config["pair"], model=model, source=config["source"], target=config["target"],
-            recipe=config["recipe"], tokens_per_update=int(batch["tokens_per_update"]),
-            max_tokens_per_gpu=int(batch["max_tokens_per_gpu"]), train=config["train"],
-            gpu=config.get("gpu") or {}, task=config.get("task") or {},
-            generate=config["generate"], average=int(evaluate["average"]),
-            checkpoints=evaluate["checkpoints"], compound_split=bool(evaluate["compound_split"]),
-            paper_bleu=config.get("paper_bleu"),
-        )
+        return build_experiment(pair, model, config)
     except KeyError as err:
         raise CliError(f"{path} (model {model}): missing setting {err}") from None
+
+
+def build_experiment(name: str, model: str, config: dict) -> Experiment:
+    """The merged settings of one model as an ``Experiment``; KeyError names a missing one."""
+    batch, evaluate = config["batch"], config["evaluate"]
+    common = dict(
+        name=name, pair=config["pair"], model=model, kind=config.get("kind", "translation"),
+        data_bin=config.get("data_bin", "data-bin"), recipe=config["recipe"],
+        tokens_per_update=int(batch["tokens_per_update"]),
+        max_tokens_per_gpu=int(batch["max_tokens_per_gpu"]), train=config["train"],
+        gpu=config.get("gpu") or {}, task=config.get("task") or {},
+        average=int(evaluate["average"]), checkpoints=evaluate["checkpoints"])
+    if common["kind"] == "classification":
+        return Experiment(**common, validate=config["validate"],
+                          paper_accuracy=config.get("paper_accuracy"))
+    return Experiment(**common, source=config["source"], target=config["target"],
+                      generate=config["generate"], compound_split=bool(evaluate["compound_split"]),
+                      paper_bleu=config.get("paper_bleu"))
 
 
 def flag_args(flags: dict) -> list[str]:

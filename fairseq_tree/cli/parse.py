@@ -2,6 +2,8 @@
 
     fairseq-tree-parse --parser link-grammar --lang en --input train.tok.en --output train.en
     fairseq-tree-parse --parser stanza --lang de --tokenize moses --input raw.de --output trees.de
+    fairseq-tree-parse --parser induced --lang fr --induced-checkpoint lm/checkpoint_best.pt \\
+        --input train.tok.fr --output train.fr
 
 The output has exactly one line per input line: a tree whose leaves are the line's tokens
 (``(`` ``)`` written ``-LRB-`` ``-RRB-``), an empty line for an empty input line, and a flat
@@ -26,7 +28,7 @@ from fairseq_tree.cli.console import (
 )
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing import BACKENDS, ParserUnavailable
-from fairseq_tree.parsing.moses import moses_tokenize
+from fairseq_tree.parsing import moses
 from fairseq_tree.parsing.pool import parse_batches
 
 PROG = "fairseq-tree-parse"
@@ -37,7 +39,8 @@ def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
     parser.add_argument("--parser", choices=list(BACKENDS), default=default,
                         help="stanza (neural, offline once its models are fetched), "
                         "corenlp (the paper's CoreNLP, through a server), link-grammar (offline "
-                        "English, Debian's python3-link-grammar) or flat (no syntax); "
+                        "English, Debian's python3-link-grammar), induced (trees read out of a "
+                        "constituent_transformer masked LM, any language) or flat (no syntax); "
                         f"default: {default}")
     parser.add_argument("--stanza-dir", metavar="DIR",
                         help="stanza: model folder (default: $STANZA_RESOURCES_DIR or "
@@ -50,12 +53,29 @@ def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
     parser.add_argument("--max-null-count", type=int, default=0, metavar="N",
                         help="link-grammar: words it may leave unlinked (default 0: complete "
                         "linkages only; more parses more sentences, slower)")
+    induced = parser.add_argument_group("induced trees (Wang et al., 2019, Algorithm 1)")
+    induced.add_argument("--induced-checkpoint", metavar="FILE",
+                         help="induced: a constituent_transformer masked LM checkpoint")
+    induced.add_argument("--induced-dict", metavar="FILE",
+                         help="induced: the dict.txt of its training data (default: dict.txt "
+                         "of the data folder recorded in the checkpoint)")
+    induced.add_argument("--induced-bpe-codes", metavar="FILE",
+                         help="induced: subword-nmt codes; each word is read as its first "
+                         "piece, as `fairseq-tree-bpe apply --text --first-piece` made the "
+                         "training text (default: words as they are)")
+    induced.add_argument("--induced-min-layer", type=int, default=3, metavar="M",
+                         help="induced: Algorithm 1's minimum layer m (0-based; default 3)")
+    induced.add_argument("--induced-threshold", type=float, default=0.8,
+                         help="induced: a link above it is no breakpoint (default 0.8)")
 
 
 def backend_options(args) -> dict:
     """The options of ``add_backend_args`` as ``build_parser`` keywords."""
     return dict(stanza_dir=args.stanza_dir, corenlp_url=args.corenlp_url, timeout=args.timeout,
-                max_null_count=args.max_null_count)
+                max_null_count=args.max_null_count, induced_checkpoint=args.induced_checkpoint,
+                induced_dict=args.induced_dict, induced_bpe_codes=args.induced_bpe_codes,
+                induced_min_layer=args.induced_min_layer,
+                induced_threshold=args.induced_threshold)
 
 
 def add_tokenize_args(parser: argparse.ArgumentParser, default: str = "none"):
@@ -68,11 +88,9 @@ def add_tokenize_args(parser: argparse.ArgumentParser, default: str = "none"):
 
 def build_tokenizer(args, lang: str, normalize: bool = False,
                     quote: bool = False) -> Callable[[str], list[str]]:
-    """line -> tokens, as ``add_tokenize_args`` asked (Moses steps: ``moses_tokenize``)."""
-    if args.tokenize == "none":
-        return str.split
-    return lambda line: moses_tokenize(line, lang, normalize=normalize, quote=quote,
-                                       aggressive=args.aggressive_dash_splits)
+    """line -> tokens, as ``add_tokenize_args`` asked (``parsing.moses.build_tokenizer``)."""
+    return moses.build_tokenizer(args.tokenize, lang, normalize=normalize, quote=quote,
+                                 aggressive=args.aggressive_dash_splits)
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -1,8 +1,10 @@
-"""Binarising parallel (bracketed source tree, target text) files into fairseq datasets.
+"""Binarising parallel (bracketed source tree, target text) files into fairseq datasets, or
+source trees alone (``--only-source``, the layout of fairseq's ``sentence_prediction``).
 
 Source and target are always read in lockstep, one line pair at a time, so the two sides cannot
 drift apart: a pair is written whole or skipped whole. Worker processes parse and encode chunks of
-pairs; the main process writes them in input order.
+pairs; the main process writes them in input order. With ``NodeTargets`` the trees' labels become
+per-unit class targets and the model's input keeps the structure only (see ``node_targets``).
 """
 
 import itertools
@@ -18,6 +20,7 @@ from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder, best_fitting_int_dtype
 from fairseq.tokenizer import tokenize_line
 
+from fairseq_tree.data.node_targets import NodeTargets
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree, label_symbol
 from fairseq_tree.trees.bracketed import TreeSyntaxError
@@ -42,14 +45,14 @@ class InputError(ValueError):
 @dataclass
 class PairFiles:
     src: str
-    tgt: str
+    tgt: Optional[str]  # None: source trees only
 
 
 @dataclass
 class RawPair:
     lineno: int
     src: bytes
-    tgt: bytes
+    tgt: Optional[bytes]
 
 
 @dataclass
@@ -57,12 +60,28 @@ class ParsedPair:
     lineno: int
     tree: Optional[NormalTree] = None
     target: Optional[List[str]] = None
+    unit_targets: Optional[List[int]] = None  # with NodeTargets: class of each leaf and node
     error_side: Optional[str] = None  # "src" or "tgt" when the pair is invalid
     error: Optional[str] = None
 
 
+@dataclass
+class Encoding:
+    """What the workers need to encode a split: dictionaries and the node targets, if any."""
+
+    src_dict: Optional[Dictionary] = None
+    tgt_dict: Optional[Dictionary] = None
+    node_targets: Optional[NodeTargets] = None
+    leaf_tags: bool = False  # also write the leaves' POS tags
+
+
 def read_pairs(files: PairFiles) -> Iterator[RawPair]:
     """Yield aligned line pairs; stop with an error if one file has more lines than the other."""
+    if files.tgt is None:
+        with open(files.src, "rb") as src:
+            for lineno, line in enumerate(src, start=1):
+                yield RawPair(lineno, line, None)
+        return
     with open(files.src, "rb") as src, open(files.tgt, "rb") as tgt:
         for lineno, (s, t) in enumerate(itertools.zip_longest(src, tgt), start=1):
             if s is None or t is None:
@@ -79,14 +98,15 @@ def _decode(line: bytes) -> str:
     return line.decode("utf-8").rstrip("\r\n")
 
 
-def parse_pair(raw: RawPair) -> ParsedPair:
-    """Parse the source tree and tokenise the target of one line pair, recording what is wrong."""
+def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None) -> ParsedPair:
+    """Parse the source tree and tokenise the target of one line pair, recording what is wrong;
+    with ``node_targets``, take the tree's labels as targets and hide them from the input."""
     try:
         src_text = _decode(raw.src)
     except UnicodeDecodeError as err:
         return ParsedPair(raw.lineno, error_side="src", error=f"not valid UTF-8 ({err.reason})")
     try:
-        tgt_text = _decode(raw.tgt)
+        tgt_text = None if raw.tgt is None else _decode(raw.tgt)
     except UnicodeDecodeError as err:
         return ParsedPair(raw.lineno, error_side="tgt", error=f"not valid UTF-8 ({err.reason})")
     if not src_text.strip():
@@ -95,10 +115,16 @@ def parse_pair(raw: RawPair) -> ParsedPair:
         tree = parse_tree(src_text)
     except TreeSyntaxError as err:
         return ParsedPair(raw.lineno, error_side="src", error=f"malformed tree: {err}")
-    target = tokenize_line(tgt_text)
-    if not target:
+    unit_targets = None
+    if node_targets is not None:
+        try:
+            tree, unit_targets = node_targets.split(tree)
+        except ValueError as err:
+            return ParsedPair(raw.lineno, error_side="src", error=str(err))
+    target = None if tgt_text is None else tokenize_line(tgt_text)
+    if target is not None and not target:
         return ParsedPair(raw.lineno, error_side="tgt", error="empty line (expected target text)")
-    return ParsedPair(raw.lineno, tree=tree, target=target)
+    return ParsedPair(raw.lineno, tree=tree, target=target, unit_targets=unit_targets)
 
 
 def chunked(items: Iterable, size: Optional[int] = None) -> Iterator[list]:
@@ -107,27 +133,30 @@ def chunked(items: Iterable, size: Optional[int] = None) -> Iterator[list]:
         yield chunk
 
 
-# Dictionaries for worker processes, installed once per process by ``_install_dictionaries``.
-_WORKER_DICTS: Tuple[Optional[Dictionary], Optional[Dictionary]] = (None, None)
+# What worker processes encode with, installed once per process by ``_install_encoding``.
+_WORKER_ENCODING = Encoding()
 
 
-def _install_dictionaries(src_dict: Optional[Dictionary], tgt_dict: Optional[Dictionary]):
-    global _WORKER_DICTS
-    _WORKER_DICTS = (src_dict, tgt_dict)
+def _install_encoding(encoding: Encoding):
+    global _WORKER_ENCODING
+    _WORKER_ENCODING = encoding
 
 
 @dataclass
 class SymbolCounts:
-    """Symbol counts of source leaves, source node labels (as dictionary symbols) and target."""
+    """Symbol counts of source leaves, source node labels and leaf tags (as dictionary symbols)
+    and target."""
 
     leaves: Counter = field(default_factory=Counter)
     labels: Counter = field(default_factory=Counter)
+    tags: Counter = field(default_factory=Counter)
     target: Counter = field(default_factory=Counter)
     pairs: int = 0
 
     def update(self, other: "SymbolCounts"):
         self.leaves.update(other.leaves)
         self.labels.update(other.labels)
+        self.tags.update(other.tags)
         self.target.update(other.target)
         self.pairs += other.pairs
 
@@ -135,13 +164,15 @@ class SymbolCounts:
 def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair]]:
     """Symbol counts of the valid pairs of a chunk, and its invalid pairs."""
     counts, invalid = SymbolCounts(), []
-    for parsed in map(parse_pair, chunk):
+    for raw in chunk:
+        parsed = parse_pair(raw, _WORKER_ENCODING.node_targets)
         if parsed.error:
             invalid.append(parsed)
             continue
         counts.leaves.update(parsed.tree.leaves)
         counts.labels.update(label_symbol(node.label) for node in parsed.tree.nodes)
-        counts.target.update(parsed.target)
+        counts.tags.update(label_symbol(tag) for tag in parsed.tree.tags if tag is not None)
+        counts.target.update(parsed.target or ())
     counts.pairs = len(chunk)
     return counts, invalid
 
@@ -151,40 +182,46 @@ class EncodedPair:
     lineno: int
     source: Optional[EncodedTree] = None
     target: Optional[torch.Tensor] = None
+    unit_targets: Optional[torch.Tensor] = None  # (n + m,) class ids, pad where none
     invalid: Optional[ParsedPair] = None
 
 
+def encode_pair(parsed: ParsedPair, encoding: Encoding) -> EncodedPair:
+    target = unit_targets = None
+    if parsed.target is not None:
+        tgt_dict = encoding.tgt_dict
+        target = [tgt_dict.index(token) for token in parsed.target] + [tgt_dict.eos()]
+        target = torch.tensor(target, dtype=torch.long)
+    if parsed.unit_targets is not None:
+        unit_targets = torch.tensor(parsed.unit_targets, dtype=torch.long)
+    return EncodedPair(parsed.lineno, source=encode_tree(parsed.tree, encoding.src_dict),
+                       target=target, unit_targets=unit_targets)
+
+
 def encode_chunk(chunk: Sequence[RawPair]) -> List[EncodedPair]:
-    src_dict, tgt_dict = _WORKER_DICTS
-    encoded = []
-    for parsed in map(parse_pair, chunk):
+    encoding, encoded = _WORKER_ENCODING, []
+    for raw in chunk:
+        parsed = parse_pair(raw, encoding.node_targets)
         if parsed.error:
             encoded.append(EncodedPair(parsed.lineno, invalid=parsed))
-            continue
-        target = [tgt_dict.index(token) for token in parsed.target] + [tgt_dict.eos()]
-        encoded.append(
-            EncodedPair(
-                parsed.lineno,
-                source=encode_tree(parsed.tree, src_dict),
-                target=torch.tensor(target, dtype=torch.long),
-            )
-        )
+        else:
+            encoded.append(encode_pair(parsed, encoding))
     return encoded
 
 
 class ChunkMapper:
     """Maps a chunk function over chunks, in order, in ``workers`` processes (inline for 1)."""
 
-    def __init__(self, workers: int, src_dict=None, tgt_dict=None):
+    def __init__(self, workers: int, encoding: Optional[Encoding] = None):
         self.workers = workers
-        self.dicts = (src_dict, tgt_dict)
+        self.encoding = encoding or Encoding()
 
     def map(self, fn, chunks: Iterable[list]) -> Iterator:
         if self.workers <= 1:
-            _install_dictionaries(*self.dicts)
+            _install_encoding(self.encoding)
             yield from map(fn, chunks)
             return
-        with Pool(self.workers, initializer=_install_dictionaries, initargs=self.dicts) as pool:
+        with Pool(self.workers, initializer=_install_encoding, initargs=(self.encoding,)) as pool:
             # imap keeps input order; a small chunksize keeps every worker busy.
             yield from pool.imap(fn, chunks, chunksize=1)
 
@@ -230,6 +267,7 @@ def build_dictionary(
 @dataclass
 class SplitSummary:
     name: str
+    has_target: bool = True
     pairs: int = 0
     leaves: int = 0
     nodes: int = 0
@@ -237,30 +275,40 @@ class SplitSummary:
     label_unk: int = 0
     tgt_tokens: int = 0
     tgt_unk: int = 0
+    units_with_target: Optional[int] = None  # with node targets
     skipped: List[InputError] = field(default_factory=list)
 
-    def add(self, pair: EncodedPair, src_unk: int, tgt_unk: int):
+    def add(self, pair: EncodedPair, src_unk: int, tgt_unk: Optional[int], no_target: int):
         source = pair.source
         self.pairs += 1
         self.leaves += source.num_leaves
         self.nodes += source.num_nodes
         self.leaf_unk += int((source.leaves[:-1] == src_unk).sum())
         self.label_unk += int((source.labels == src_unk).sum())
-        self.tgt_tokens += len(pair.target) - 1
-        self.tgt_unk += int((pair.target[:-1] == tgt_unk).sum())
+        if pair.target is not None:
+            self.tgt_tokens += len(pair.target) - 1
+            self.tgt_unk += int((pair.target[:-1] == tgt_unk).sum())
+        if pair.unit_targets is not None:
+            with_target = int((pair.unit_targets != no_target).sum())
+            self.units_with_target = (self.units_with_target or 0) + with_target
 
     def lines(self) -> List[str]:
         def pct(part, whole):
             return f"{100.0 * part / max(whole, 1):.2f}%"
 
+        what, lines = ("pairs", "line pairs") if self.has_target else ("trees", "lines")
+        target = f", {self.tgt_tokens} target tokens" if self.has_target else ""
         out = [
-            f"{self.name}: {self.pairs} pairs, {self.leaves} leaves, {self.nodes} nodes "
-            f"({self.nodes / max(self.leaves, 1):.2f} per leaf), {self.tgt_tokens} target tokens",
+            f"{self.name}: {self.pairs} {what}, {self.leaves} leaves, {self.nodes} nodes "
+            f"({self.nodes / max(self.leaves, 1):.2f} per leaf){target}",
             f"{self.name}: <unk> rate source leaves {pct(self.leaf_unk, self.leaves)}, "
-            f"node labels {pct(self.label_unk, self.nodes)}, "
-            f"target {pct(self.tgt_unk, self.tgt_tokens)}",
-            f"{self.name}: {len(self.skipped)} line pairs skipped",
+            f"node labels {pct(self.label_unk, self.nodes)}"
+            + (f", target {pct(self.tgt_unk, self.tgt_tokens)}" if self.has_target else ""),
         ]
+        if self.units_with_target is not None:
+            out.append(f"{self.name}: {self.units_with_target} of {self.leaves + self.nodes} "
+                       "leaves and nodes have a target class")
+        out.append(f"{self.name}: {len(self.skipped)} {lines} skipped")
         out += [f"{self.name}: skipped {err}" for err in self.skipped[:10]]
         if len(self.skipped) > 10:
             out.append(f"{self.name}: ... and {len(self.skipped) - 10} more skipped")
@@ -268,24 +316,35 @@ class SplitSummary:
 
 
 class SplitWriter:
-    """The four datasets of one split: leaves, node labels, node spans (source) and target."""
+    """The datasets of one split: leaves, node labels, node spans (source), the target if any,
+    the unit targets (``{src_prefix}.node_targets``) with node targets, and the leaves' POS
+    tags (``{src_prefix}.tags``) with ``encoding.leaf_tags``."""
 
-    def __init__(self, src_prefix: str, tgt_prefix: str, src_vocab: int, tgt_vocab: int):
-        src_dtype, tgt_dtype = best_fitting_int_dtype(src_vocab), best_fitting_int_dtype(tgt_vocab)
-        self.builders = {
-            src_prefix: MMapIndexedDatasetBuilder(src_prefix + ".bin", dtype=src_dtype),
-            src_prefix + ".labels": MMapIndexedDatasetBuilder(src_prefix + ".labels.bin", dtype=src_dtype),
-            src_prefix + ".spans": MMapIndexedDatasetBuilder(src_prefix + ".spans.bin", dtype=SPAN_DTYPE),
-            tgt_prefix: MMapIndexedDatasetBuilder(tgt_prefix + ".bin", dtype=tgt_dtype),
+    def __init__(self, src_prefix: str, tgt_prefix: Optional[str], encoding: Encoding):
+        src_dtype = best_fitting_int_dtype(len(encoding.src_dict))
+        outputs = {"leaves": (src_prefix, src_dtype), "labels": (src_prefix + ".labels", src_dtype),
+                   "spans": (src_prefix + ".spans", SPAN_DTYPE)}
+        if tgt_prefix is not None:
+            outputs["target"] = (tgt_prefix, best_fitting_int_dtype(len(encoding.tgt_dict)))
+        if encoding.node_targets is not None:
+            classes = len(encoding.node_targets.classes)
+            outputs["unit_targets"] = (src_prefix + ".node_targets", best_fitting_int_dtype(classes))
+        if encoding.leaf_tags:
+            outputs["tags"] = (src_prefix + ".tags", src_dtype)
+        self.builders = {  # item name -> (output prefix, builder)
+            item: (prefix, MMapIndexedDatasetBuilder(prefix + ".bin", dtype=dtype))
+            for item, (prefix, dtype) in outputs.items()
         }
 
     def add(self, pair: EncodedPair):
-        items = (pair.source.leaves, pair.source.labels, pair.source.spans.view(-1), pair.target)
-        for builder, item in zip(self.builders.values(), items):
-            builder.add_item(item)
+        items = {"leaves": pair.source.leaves, "labels": pair.source.labels,
+                 "spans": pair.source.spans.view(-1), "target": pair.target,
+                 "unit_targets": pair.unit_targets, "tags": pair.source.tags}
+        for item, (_, builder) in self.builders.items():
+            builder.add_item(items[item])
 
     def finalize(self):
-        for prefix, builder in self.builders.items():
+        for prefix, builder in self.builders.values():
             builder.finalize(prefix + ".idx")
 
 
@@ -293,16 +352,19 @@ def binarize_split(
     name: str,
     files: PairFiles,
     src_prefix: str,
-    tgt_prefix: str,
-    src_dict: Dictionary,
-    tgt_dict: Dictionary,
+    tgt_prefix: Optional[str],
+    encoding: Encoding,
     workers: int,
     skip_invalid: bool,
 ) -> SplitSummary:
-    """Write the datasets of one split under the given output prefixes and summarise it."""
-    summary = SplitSummary(name)
-    writer = SplitWriter(src_prefix, tgt_prefix, len(src_dict), len(tgt_dict))
-    mapper = ChunkMapper(workers, src_dict, tgt_dict)
+    """Write the datasets of one split under the given output prefixes and summarise it
+    (``tgt_prefix`` None: source trees only)."""
+    summary = SplitSummary(name, has_target=tgt_prefix is not None)
+    writer = SplitWriter(src_prefix, tgt_prefix, encoding)
+    mapper = ChunkMapper(workers, encoding)
+    src_unk = encoding.src_dict.unk()
+    tgt_unk = encoding.tgt_dict.unk() if encoding.tgt_dict is not None else None
+    no_target = encoding.node_targets.classes.pad() if encoding.node_targets else -1
     with Progress(f"binarizing {name}") as progress:
         for encoded in mapper.map(encode_chunk, chunked(read_pairs(files))):
             for pair in encoded:
@@ -310,7 +372,7 @@ def binarize_split(
                     summary.skipped.append(_handle_invalid(pair.invalid, files, skip_invalid))
                     continue
                 writer.add(pair)
-                summary.add(pair, src_dict.unk(), tgt_dict.unk())
+                summary.add(pair, src_unk, tgt_unk, no_target)
             progress.update(len(encoded))
     writer.finalize()
     return summary

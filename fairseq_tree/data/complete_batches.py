@@ -24,14 +24,15 @@ class KeepsLastBatch:
             batches = list(batches) + [np.asarray(indices[kept:], dtype=np.int64)]
         return batches
 
+    @classmethod
+    def from_dataset(cls, dataset):
+        """The same dataset (shared state, no copy of data) with ``KeepsLastBatch``; ``cls``
+        mixes it into the dataset's class."""
+        complete = cls.__new__(cls)
+        complete.__dict__.update(vars(dataset))
+        return complete
+
 
 class CompleteLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
     """fairseq's ``LanguagePairDataset`` (the ``--tree-input leaves-only`` baseline) with
     ``KeepsLastBatch``."""
-
-    @classmethod
-    def from_dataset(cls, dataset: LanguagePairDataset) -> "CompleteLanguagePairDataset":
-        """The same dataset (shared state, no copy of data) with ``KeepsLastBatch``."""
-        complete = cls.__new__(cls)
-        complete.__dict__.update(vars(dataset))
-        return complete

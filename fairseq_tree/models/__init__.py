@@ -1,6 +1,19 @@
+from fairseq_tree.models.constituent_transformer import (
+    ConstituentRobertaEncoder,
+    ConstituentTransformerEncoder,
+    ConstituentTransformerModel,
+)
+from fairseq_tree.models.recursive_classifiers import (
+    RecursiveMultiBranchClassifier,
+    RecursiveTreeAttentionClassifier,
+)
 from fairseq_tree.models.tree2seq import Tree2SeqModel
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.models.tree_classifier import TreeClassifierModel
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
 
-__all__ = ["Tree2SeqModel", "TreeAttentionConfig", "TreeDecoder", "TreeEncoder"]
+__all__ = ["ConstituentRobertaEncoder", "ConstituentTransformerEncoder",
+           "ConstituentTransformerModel", "RecursiveMultiBranchClassifier",
+           "RecursiveTreeAttentionClassifier", "Tree2SeqModel", "TreeAttentionConfig",
+           "TreeClassifierModel", "TreeDecoder", "TreeEncoder"]

@@ -30,6 +30,36 @@ class Tree2SeqModel(TransformerModel):
     reads_trees = True
 
     @classmethod
+    def hub_models(cls):
+        return {}  # no published tree2seq checkpoints (fairseq's Transformer lists its own)
+
+    @classmethod
+    def from_pretrained(cls, model_name_or_path, checkpoint_file="model.pt",
+                        data_name_or_path=None, recipe=None, **kwargs):
+        """Load a checkpoint of the ``tree_translation`` task for translating from Python.
+
+        Returns a ``TreeHubInterface`` (fairseq's ``GeneratorHubInterface``), whose
+        ``translate()`` takes raw sentences or bracketed trees, one string or a list.
+
+        Args:
+            model_name_or_path: the folder of the checkpoint(s).
+            checkpoint_file: its file name (":"-separated names: an ensemble), as in fairseq.
+            data_name_or_path: the data-bin folder (dictionaries); as in fairseq, a path
+                starting with "." is inside the model folder (default "." or the recipe's).
+            recipe: a data-prep recipe's output folder: its ``recipe.json`` gives the data-bin,
+                languages, BPE codes, lowercasing and Moses settings, as for
+                ``fairseq-tree-translate --recipe``.
+            kwargs: the text steps of ``TextSteps`` (``parser``, ``parser_options``,
+                ``tokenize``, ``lowercase``, ``detokenize``, ...), and fairseq's overrides:
+                ``bpe_codes`` (subword-nmt) or ``sentencepiece_model`` (``bpe`` follows),
+                ``source_lang``, ``target_lang``, ``batch_size``, ``max_tokens``, ...
+        """
+        from fairseq_tree.models.hub_interface import from_pretrained
+
+        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, recipe,
+                               archive_map=cls.hub_models(), **kwargs)
+
+    @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
         gen_parser_from_dataclass(parser, TreeAttentionConfig(), delete_default=True)

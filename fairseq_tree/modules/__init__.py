@@ -1,9 +1,28 @@
+from fairseq_tree.modules.constituent_attention import (
+    ConstituentEncoderLayer,
+    ConstituentSelfAttention,
+    LinkChain,
+)
 from fairseq_tree.modules.hierarchical_accumulation import (
     AccumulationPlan,
     accumulate,
     build_accumulation_plan,
     hierarchical_accumulation,
 )
+from fairseq_tree.modules.multi_branch_attention import (
+    MultiBranchAttention,
+    MultiBranchComposition,
+    RecursiveMultiBranchAttention,
+)
+from fairseq_tree.modules.recursion_plan import (
+    RecursionLevel,
+    RecursionPlan,
+    flat_plan_from_spans,
+    plan_from_heads,
+    plan_from_spans,
+)
+from fairseq_tree.modules.recursive_tree import RecursiveOutput, recurse
+from fairseq_tree.modules.recursive_tree_attention import RecursiveTreeAttention
 from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_attention import (
     HierarchicalEmbedding,
@@ -14,7 +33,17 @@ from fairseq_tree.modules.tree_transformer_layer import TreeDecoderLayer, TreeEn
 
 __all__ = [
     "AccumulationPlan",
+    "ConstituentEncoderLayer",
+    "ConstituentSelfAttention",
     "HierarchicalEmbedding",
+    "LinkChain",
+    "MultiBranchAttention",
+    "MultiBranchComposition",
+    "RecursionLevel",
+    "RecursionPlan",
+    "RecursiveMultiBranchAttention",
+    "RecursiveOutput",
+    "RecursiveTreeAttention",
     "SourceTree",
     "TreeCrossAttention",
     "TreeDecoderLayer",
@@ -22,5 +51,9 @@ __all__ = [
     "TreeSelfAttention",
     "accumulate",
     "build_accumulation_plan",
+    "flat_plan_from_spans",
     "hierarchical_accumulation",
+    "plan_from_heads",
+    "plan_from_spans",
+    "recurse",
 ]

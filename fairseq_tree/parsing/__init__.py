@@ -7,7 +7,9 @@
     parser.close()
 
 Backends (``BACKENDS``): ``stanza`` (default of fairseq-tree-parse), ``corenlp``,
-``link-grammar`` and ``flat``. Heavy libraries are imported only by the backend that needs them.
+``link-grammar``, ``induced`` (Algorithm 1 of Wang et al., 2019, on a constituent_transformer
+masked LM: no parser, any language) and ``flat``. Heavy libraries are imported only by the
+backend that needs them.
 """
 
 from fairseq_tree.parsing.base import (
@@ -39,16 +41,25 @@ def _link_grammar(lang, **options):
     return LinkGrammarParser(lang, **options)
 
 
+def _induced(lang, **options):
+    from fairseq_tree.parsing.induced import InducedParser
+
+    return InducedParser(lang, **options)
+
+
 def _flat(lang, **options):
     return FlatParser()
 
 
-BACKENDS = {"stanza": _stanza, "corenlp": _corenlp, "link-grammar": _link_grammar, "flat": _flat}
+BACKENDS = {"stanza": _stanza, "corenlp": _corenlp, "link-grammar": _link_grammar,
+            "induced": _induced, "flat": _flat}
 # The options each backend takes (build_parser ignores the others, so one set serves all).
 BACKEND_OPTIONS = {
     "stanza": ("stanza_dir", "batch_size"),
     "corenlp": ("corenlp_url", "timeout", "memory"),
     "link-grammar": ("timeout", "linkage_limit", "max_null_count"),
+    "induced": ("induced_checkpoint", "induced_dict", "induced_bpe_codes", "induced_min_layer",
+                "induced_threshold"),
     "flat": (),
 }
 

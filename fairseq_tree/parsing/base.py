@@ -9,7 +9,12 @@ tree whose leaves are not the tokens) by a flat tree, so no sentence is ever dro
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from fairseq_tree.trees.bracketed import Tree, TreeSyntaxError, format_bracketed
+from fairseq_tree.trees.bracketed import (
+    Tree,
+    TreeSyntaxError,
+    format_bracketed,
+    parse_bracketed,
+)
 from fairseq_tree.trees.normal_form import escape_token, parse_tree, unescape_token
 
 FLAT_LABEL = "ROOT"
@@ -43,6 +48,17 @@ def flat_tree(tokens: list[str]) -> str:
     """``(ROOT tok1 tok2 ...)``: no syntax. One token reads back as a word tagged ROOT (no node),
     several as one ROOT node over them."""
     return "({} {})".format(FLAT_LABEL, " ".join(escape_token(token) for token in tokens))
+
+
+def is_flat_fallback(tree: str) -> bool:
+    """Whether ``tree`` is a ``flat_tree``: a ROOT node over bare tokens. No backend writes
+    such a tree for a sentence it parsed (stanza and CoreNLP put phrases under ROOT, link-grammar
+    labels its root S, NP, ...), so this counts the sentences a parser could not parse."""
+    try:
+        root = parse_bracketed(tree)
+    except TreeSyntaxError:
+        return False
+    return root.label == FLAT_LABEL and all(isinstance(c, str) for c in root.children)
 
 
 def expected_leaves(tokens: list[str]) -> list[str]:

@@ -1,6 +1,7 @@
 """Moses tokenisation (sacremoses) as the data recipes apply it, shared by the recipes,
 ``fairseq-tree-parse --tokenize moses`` and ``fairseq-tree-translate``."""
 
+from collections.abc import Callable
 from functools import lru_cache
 
 import regex
@@ -34,3 +35,15 @@ def moses_tokenize(text: str, lang: str, normalize: bool = False, aggressive: bo
         text = _NON_PRINTING.sub(" ", normalizer.normalize(text))
     return tokenizer.tokenize(text, aggressive_dash_splits=aggressive, escape=False,
                               return_str=True).split()
+
+
+def build_tokenizer(method: str, lang: str, normalize: bool = False, aggressive: bool = False,
+                    quote: bool = False) -> Callable[[str], list[str]]:
+    """line -> tokens: ``none`` splits on whitespace (tokenised input), ``moses`` is
+    ``moses_tokenize`` with these settings."""
+    if method == "none":
+        return str.split
+    if method != "moses":
+        raise ValueError(f"unknown tokenization {method!r}; choose none or moses")
+    return lambda line: moses_tokenize(line, lang, normalize=normalize, quote=quote,
+                                       aggressive=aggressive)

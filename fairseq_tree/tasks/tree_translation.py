@@ -16,6 +16,11 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_tree.data.complete_batches import CompleteLanguagePairDataset
+from fairseq_tree.data.linearized_tree import (
+    LinearizedTreeDataset,
+    add_bracket_symbols,
+    linearize,
+)
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
 from fairseq_tree.trees.bracketed import TreeSyntaxError
@@ -24,7 +29,7 @@ from fairseq_tree.trees.subwords import split_words
 
 logger = logging.getLogger(__name__)
 
-TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only"])
+TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only", "linearized"])
 SOURCE_SUFFIXES = ("", ".labels", ".spans")  # leaves, node labels, node spans
 
 
@@ -34,9 +39,20 @@ class TreeTranslationConfig(TranslationConfig):
         default="tree",
         metadata={
             "help": "what the model reads of the source: the whole tree (leaves, node labels, "
-            "node spans), or only its leaves as a plain token sequence (the Transformer baseline)"
+            "node spans); only its leaves as a plain token sequence (the Transformer baseline); "
+            "or the bracketed tree as one token sequence, '[(] [NP] the dog [)] ...' (the "
+            "linearized-tree baseline)"
         },
     )
+
+
+class InputTreeError(ValueError):
+    """A bad inference input: ``index`` is its position in the lines given, ``reason`` says
+    what is wrong."""
+
+    def __init__(self, index: int, reason: str):
+        self.index, self.reason = index, reason
+        super().__init__(f"input {index}: {reason}")
 
 
 @register_task("tree_translation", dataclass=TreeTranslationConfig)
@@ -45,14 +61,24 @@ class TreeTranslationTask(TranslationTask):
 
     With ``--tree-input tree`` batches carry ``src_node_labels`` and ``src_node_spans`` beside
     ``src_tokens`` (see ``TreeLanguagePairDataset``); with ``leaves-only`` this is fairseq's
-    ``translation`` task on the leaves. ``fairseq-interactive`` reads one bracketed tree per line
-    and applies the configured ``--bpe`` to each leaf.
+    ``translation`` task on the leaves; with ``linearized`` it is fairseq's ``translation`` task
+    on the bracketed trees (``LinearizedTreeDataset``), whose two bracket symbols are appended
+    to the source dictionary (and to the target one when they are joined) at setup.
+    ``fairseq-interactive`` reads one bracketed tree per line and applies the configured
+    ``--bpe`` to each leaf.
     """
 
     cfg: TreeTranslationConfig
 
     def __init__(self, cfg: TreeTranslationConfig, src_dict, tgt_dict):
+        if cfg.tree_input == "linearized":
+            joined = src_dict == tgt_dict
+            self.bracket_ids = add_bracket_symbols(src_dict)
+            if joined and tgt_dict is not src_dict:  # keep a joined dictionary joined
+                add_bracket_symbols(tgt_dict)
         super().__init__(cfg, src_dict, tgt_dict)
+        # Saved in checkpoints (task_state), so a run with another --tree-input is refused.
+        self.state.merge_state_dict({"tree_input": str(cfg.tree_input)})  # a str pickles
         # Trees of interactive input, by leaf ids: fairseq-interactive passes only src_tokens on.
         self._inference_trees: Dict[Tuple[int, ...], deque] = {}
         self._interactive_lines = 0
@@ -61,24 +87,45 @@ class TreeTranslationTask(TranslationTask):
     def reads_trees(self) -> bool:
         return self.cfg.tree_input == "tree"
 
+    def load_state_dict(self, state_dict):
+        trained = state_dict.get("tree_input", self.cfg.tree_input)
+        if trained != self.cfg.tree_input:
+            raise ValueError(f"the checkpoint was trained with --tree-input {trained}; this run "
+                             f"has --tree-input {self.cfg.tree_input}: give the same")
+        super().load_state_dict(state_dict)
+
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
-        if not self.reads_trees:
+        if self.cfg.tree_input == "leaves-only":
             super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
             self.datasets[split] = CompleteLanguagePairDataset.from_dataset(self.datasets[split])
             return
         if self.cfg.truncate_source or self.cfg.num_batch_buckets > 0:
             raise ValueError(
-                "--truncate-source and --num-batch-buckets would cut or pad leaves under the "
-                "node spans; they work with --tree-input leaves-only only"
+                "--truncate-source and --num-batch-buckets work with --tree-input leaves-only "
+                "only: they would cut or pad leaves under the node spans (or the brackets of "
+                "a linearized tree)"
             )
         paths = utils.split_paths(self.cfg.data)
         if split != self.cfg.train_subset:
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
-        self.datasets[split] = self.load_tree_dataset(data_path, split, combine, split != "test")
+        leaves, labels, spans, target = self.load_tree_parts(data_path, split, combine)
+        pair = dict(
+            tgt=target, tgt_sizes=target.sizes if target is not None else None,
+            tgt_dict=self.tgt_dict, left_pad_source=self.cfg.left_pad_source,
+            left_pad_target=self.cfg.left_pad_target, shuffle=split != "test",
+            pad_to_multiple=self.cfg.required_seq_len_multiple,
+        )
+        if self.reads_trees:
+            self.datasets[split] = TreeLanguagePairDataset(
+                leaves, leaves.sizes, self.src_dict, labels, spans, **pair)
+            return
+        source = LinearizedTreeDataset(leaves, labels, spans, *self.bracket_ids)
+        self.datasets[split] = CompleteLanguagePairDataset(source, source.sizes, self.src_dict,
+                                                           **pair)
 
-    def load_tree_dataset(self, data_path, split, combine, shuffle) -> TreeLanguagePairDataset:
-        """Load the leaves, labels, spans and target datasets of ``split`` (and its shards)."""
+    def load_tree_parts(self, data_path, split, combine):
+        """The leaves, labels, spans and target datasets of ``split`` (its shards joined)."""
         shards = []
         for k in itertools.count():
             prefix = os.path.join(
@@ -90,13 +137,7 @@ class TreeTranslationTask(TranslationTask):
             logger.info(f"{data_path} {split}{k or ''} {len(shards[-1][0])} tree examples")
             if not combine:
                 break
-        leaves, labels, spans, target = (self._concat(parts) for parts in zip(*shards))
-        return TreeLanguagePairDataset(
-            leaves, leaves.sizes, self.src_dict, labels, spans,
-            target, target.sizes if target is not None else None, self.tgt_dict,
-            left_pad_source=self.cfg.left_pad_source, left_pad_target=self.cfg.left_pad_target,
-            shuffle=shuffle, pad_to_multiple=self.cfg.required_seq_len_multiple,
-        )
+        return tuple(self._concat(parts) for parts in zip(*shards))
 
     def _load_shard(self, prefix: str):
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
@@ -119,37 +160,53 @@ class TreeTranslationTask(TranslationTask):
 
     def build_model(self, cfg, from_checkpoint=False):
         model = super().build_model(cfg, from_checkpoint)
+        arch = getattr(cfg, "_name", None) or getattr(cfg, "arch", "?")
         if self.reads_trees and not getattr(model, "reads_trees", False):
             raise ValueError(
-                f"--arch {getattr(cfg, '_name', None) or getattr(cfg, 'arch', '?')} reads token "
-                "sequences, not trees: use a tree2seq architecture, or --tree-input leaves-only "
-                "to train it on the leaves of the trees"
+                f"--arch {arch} reads token sequences, not trees: use a tree2seq architecture, "
+                "or --tree-input leaves-only (or linearized) to train it on the leaves of the "
+                "trees (or on the bracketed trees)"
             )
+        if not self.reads_trees and getattr(model, "reads_trees", False):
+            raise ValueError(f"--arch {arch} reads trees: use --tree-input tree with it, not "
+                             f"{self.cfg.tree_input}")
         return model
 
     # ---------------------------------------------------------------- interactive / inference
 
     def get_interactive_tokens_and_lengths(self, lines: List[str], encode_fn: Callable):
-        """Parse one bracketed tree per line, apply ``encode_fn`` (tokenizer + BPE) to each leaf."""
+        """fairseq-interactive's hook: ``inference_sources``, a bad line ending the run."""
+        first = self._interactive_lines + 1
+        self._interactive_lines += len(lines)
+        try:
+            tokens = self.inference_sources(lines, encode_fn)
+        except InputTreeError as err:
+            raise SystemExit(
+                f"tree_translation: input line {first + err.index}: {err.reason}"
+            ) from None
+        return tokens, [t.numel() for t in tokens]
+
+    def inference_sources(self, lines: List[str], encode_fn: Callable) -> List[torch.Tensor]:
+        """The source token sequences of bracketed trees, one per line, ``encode_fn`` (tokenizer
+        + BPE) applied to each leaf: the leaves (whose trees are kept for
+        ``build_dataset_for_inference``), or the linearized trees. Raises ``InputTreeError``."""
         self._inference_trees.clear()
         tokens = []
-        for line in lines:
-            self._interactive_lines += 1
-            encoded = self._encode_input_tree(line, encode_fn)
+        for index, line in enumerate(lines):
+            try:
+                tree = parse_tree(line)
+            except TreeSyntaxError as err:
+                raise InputTreeError(index, f"malformed tree: {err}") from None
+            tree = split_words(tree, lambda word: encode_fn(word).split())
+            encoded = encode_tree(tree, self.source_dictionary)
+            if self.cfg.tree_input == "linearized":
+                tokens.append(linearize(encoded.leaves, encoded.labels, encoded.spans,
+                                        *self.bracket_ids))
+                continue
             key = tuple(encoded.leaves.tolist())
             self._inference_trees.setdefault(key, deque()).append(encoded)
             tokens.append(encoded.leaves)
-        return tokens, [t.numel() for t in tokens]
-
-    def _encode_input_tree(self, line: str, encode_fn: Callable) -> EncodedTree:
-        try:
-            tree = parse_tree(line)
-        except TreeSyntaxError as err:
-            raise SystemExit(
-                f"tree_translation: input line {self._interactive_lines}: malformed tree: {err}"
-            ) from None
-        tree = split_words(tree, lambda word: encode_fn(word).split())
-        return encode_tree(tree, self.source_dictionary)
+        return tokens
 
     def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
         if not self.reads_trees:
@@ -168,7 +225,7 @@ class TreeTranslationTask(TranslationTask):
         if not queue:
             raise ValueError(
                 "tree_translation: no tree known for this source sentence; inference inputs must "
-                "come through get_interactive_tokens_and_lengths (bracketed trees)"
+                "come through inference_sources (bracketed trees)"
             )
         return queue.popleft() if pop else queue[0]
 

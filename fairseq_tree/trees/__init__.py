@@ -7,6 +7,7 @@ from fairseq_tree.trees.bracketed import (
     format_bracketed,
     parse_bracketed,
 )
+from fairseq_tree.trees.induction import INDUCED_LABEL, induce, induced_tree
 from fairseq_tree.trees.normal_form import (
     Node,
     NormalTree,
@@ -14,16 +15,20 @@ from fairseq_tree.trees.normal_form import (
     parse_tree,
     to_bracketed,
 )
-from fairseq_tree.trees.subwords import WORD_LABEL, join_subwords, split_words
+from fairseq_tree.trees.subwords import WORD_LABEL, first_pieces, join_subwords, split_words
 
 __all__ = [
     "DOCUMENT_LABEL",
+    "INDUCED_LABEL",
     "WORD_LABEL",
     "Node",
     "NormalTree",
     "Tree",
     "TreeSyntaxError",
+    "first_pieces",
     "format_bracketed",
+    "induce",
+    "induced_tree",
     "join_subwords",
     "normalize",
     "parse_bracketed",

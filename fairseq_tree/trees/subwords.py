@@ -51,3 +51,17 @@ def join_subwords(pieces: list[str], method: str) -> list[str]:
     if method == "sentencepiece":
         return "".join(pieces).replace(SENTENCEPIECE_SPACE, " ").split()
     raise ValueError(f"unknown subword method {method!r}")
+
+
+def first_pieces(words: list[str], segment: Callable[[list[str]], list[str]]) -> list[str]:
+    """One unit per word: each word's first subword piece, as written by ``segment`` (words ->
+    pieces; subword-nmt's "@@" stays on a piece that a word continues). The Tree Transformer's
+    code feeds its model this way (Wang et al., 2019: a word is its first WordPiece), so that its
+    links join words, not pieces."""
+    units = []
+    for word in words:
+        pieces = segment([word])
+        if not pieces:
+            raise ValueError(f"segmenting {word!r} gave no pieces")
+        units.append(pieces[0])
+    return units

@@ -288,3 +288,51 @@ def bible(root: Path) -> dict:
     return {"wheel": wheel, "train": _pairs_of(kept_train, "en", "fr"),
             "valid": _pairs_of(train[20:24], "en", "fr"),
             "test": _pairs_of(test + [ratio], "en", "fr")}
+
+
+# Invented sentences in the Penn Treebank's annotation (function tags, -NONE- elements, PTB
+# punctuation, $ and % tags), for data-prep/prepare-wsj.sh; no text of the licensed treebank.
+PTB_SENTENCES = {
+    "long": "(S (NP-SBJ (NP (NNP Ada) (NNP Example)) (, ,) (ADJP (NP (CD 52) (NNS years)) "
+            "(JJ old)) (, ,)) (VP (MD will) (VP (VB lead) (NP (DT the) (NN committee)) "
+            "(PP-CLR (IN as) (NP (DT a) (JJ senior) (NN adviser))) (NP-TMP (NNP Jan.) (CD 15)))) "
+            "(. .))",
+    "money": "(S (NP-SBJ (DT The) (NN company)) (VP (VBD said) (SBAR (-NONE- 0) (S (NP-SBJ "
+             "(PRP it)) (VP (VBD earned) (NP (QP ($ $) (CD 3.5) (CD million)) (-NONE- *U*)))))) "
+             "(. .))",
+    "percent": "(S (NP-SBJ (NNS Prices)) (VP (VBD rose) (NP-EXT (CD 2) (NN %))) (. .))",
+    "quote": "(S (`` ``) (S-TPC-1 (NP-SBJ (PRP We)) (VP (VBP are) (ADJP-PRD (JJ pleased)))) "
+             "(, ,) ('' '') (NP-SBJ (PRP she)) (VP (VBD said) (S (-NONE- *T*-1))) (. .))",
+    "punctuation": "(FRAG (: --) (. .))",
+}
+PTB_WORDS = {
+    "long": "ada example N years old will lead the committee as a senior adviser jan. N",
+    "money": "the company said it earned N.N million",
+    "percent": "prices rose N %",
+    "quote": "we are pleased she said",
+}
+PTB_FILES = {"00/wsj_0001.mrg": ["long", "punctuation", "percent"], "02/wsj_0207.mrg": ["quote"],
+             "22/wsj_2201.mrg": ["money"], "23/wsj_2301.mrg": ["long", "percent"],
+             "23/wsj_2302.mrg": ["quote"], "24/wsj_2400.mrg": ["money", "long"]}
+
+
+def mrg_layout(tree: str) -> str:
+    """A one-line tree laid out as a .mrg file does: ``( (S`` first, each phrase that holds
+    phrases on a new line, indented, its POS-tagged words inline."""
+    tokens = tree.replace(")", " ) ").split()
+    text, depth = "", 0
+    for i, token in enumerate(tokens):
+        phrase = token.startswith("(") and tokens[i + 1].startswith("(")
+        text += ("\n" + "  " * depth if phrase and depth else " ") + token
+        depth += token.startswith("(") - (token == ")")
+    return "(" + text.replace(" )", ")") + " )\n\n"
+
+
+def ptb(root: Path) -> Path:
+    """A stand-in for the Penn Treebank's parsed/mrg/wsj folder (sections 00 02 22 23 24)."""
+    for name, keys in PTB_FILES.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(mrg_layout(PTB_SENTENCES[key]) for key in keys),
+                        encoding="utf-8")
+    return root

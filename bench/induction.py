@@ -1,0 +1,164 @@
+"""Tree Transformer benchmarks on English text (Wang et al., 2019): (a) how good the induced
+trees are, and (b) the perplexity of masked words, constituent_transformer against the plain
+Transformer of the same size.
+
+    python bench/induction.py --json bench/results/induction.json
+
+(a) For each corpus and seed, a ``constituent_transformer_tiny`` masked LM is trained on the
+corpus' training sentences, trees are induced for its test sentences (Algorithm 1,
+``fairseq-tree-parse --parser induced``) and scored with ``fairseq-tree-score-parses`` next to
+the left-branching, right-branching and random trees of the same sentences:
+
+* ``synthetic``: the English side of bench/synthetic_task.py (its gold trees; no BPE, the
+  vocabulary is small). The grammar is mostly right-branching: RB is the baseline to beat;
+* ``bible``: the quickstart's English Bible sample (data-prep/bible-sample: 12,000 training
+  verses, 500 test verses of Acts), one unit per word (first piece of 4,000 BPE merges), scored
+  against its link-grammar trees (silver); the test verses link-grammar could not parse (flat
+  fallback trees) are left out.
+
+(b) On the Bible sample, ``plain_transformer_mlm_tiny`` is trained like the constituent model
+(same data, seeds and budget), and both are scored on the test verses, one word masked at a
+time (Table 4's protocol).
+"""
+
+import argparse
+import gzip
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import masked_lm  # noqa: E402
+import synthetic_task  # noqa: E402
+from report import write_json  # noqa: E402
+
+from fairseq_tree.parsing.base import FLAT_LABEL  # noqa: E402
+
+SAMPLE = masked_lm.ROOT / "data-prep" / "bible-sample"
+CONSTITUENT, PLAIN = "constituent_transformer_tiny", "plain_transformer_mlm_tiny"
+
+
+def synthetic_corpus(work: Path, args) -> dict:
+    """Text and gold trees of the synthetic grammar (one data set for every seed)."""
+    pair = work / "data" / "synthetic"
+    if not (pair / "recipe.json").exists():
+        sizes = {"train": args.synthetic_train, "valid": args.valid, "test": args.test}
+        synthetic_task.write_dataset(work / "data", sizes, 1, "synthetic", binarise=False)
+    return {"texts": {split: pair / "tok" / f"{split}.src" for split in ("train", "valid", "test")},
+            "gold": pair / "trees" / "test.src", "bpe_merges": 0}
+
+
+def bible_corpus(work: Path, args) -> dict:
+    """The Bible sample's English text; test verses with a real link-grammar tree only."""
+    out = work / "data" / "bible"
+    out.mkdir(parents=True, exist_ok=True)
+    read = lambda path: gzip.open(path, "rt", encoding="utf-8").read().splitlines()
+    for split, count in (("train", args.bible_train), ("valid", None)):
+        lines = read(SAMPLE / "cased" / f"{split}.en.gz")[:count]
+        (out / f"{split}.txt").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    trees, text = read(SAMPLE / "parsed" / "test.en.gz"), read(SAMPLE / "cased" / "test.en.gz")
+    parsed = [i for i, tree in enumerate(trees) if not tree.startswith(f"({FLAT_LABEL} ")]
+    (out / "test.txt").write_text("".join(text[i] + "\n" for i in parsed[:args.test]),
+                                  encoding="utf-8")
+    (out / "test.gold").write_text("".join(trees[i] + "\n" for i in parsed[:args.test]),
+                                   encoding="utf-8")
+    return {"texts": {split: out / f"{split}.txt" for split in ("train", "valid", "test")},
+            "gold": out / "test.gold", "bpe_merges": args.bpe_merges,
+            "flat_test_verses_left_out": len(trees) - len(parsed)}
+
+
+def run_corpus(name: str, corpus: dict, work: Path, args) -> list[dict]:
+    """(a) for every seed, and (b) on the Bible."""
+    codes = masked_lm.make_lm_data(corpus["texts"], work / name, corpus["bpe_merges"])
+    data_bin, rows = work / name / "data-bin", []
+    archs = [CONSTITUENT, PLAIN] if name == "bible" and args.perplexity else [CONSTITUENT]
+    for seed in args.seeds:
+        for arch in archs:
+            row = {"corpus": name, **masked_lm.train(
+                data_bin, arch, work / name / f"{arch}-seed{seed}", seed, args.max_update,
+                args.extra)}
+            if arch == CONSTITUENT:
+                row["parsing"] = masked_lm.induce_and_score(
+                    Path(row["checkpoint"]), codes, corpus["texts"]["test"], corpus["gold"],
+                    work / name / f"test-seed{seed}")
+            if name == "bible" and args.perplexity:
+                row["masked_words"] = masked_lm.masked_word_perplexity(
+                    Path(row["checkpoint"]), work / name / "units" / "test.txt")
+            rows.append(row)
+    return rows
+
+
+def summary(rows: list[dict]) -> list[str]:
+    """The printed tables: F1 per corpus (seeds, median, baselines), perplexity per model."""
+    lines = [f"{'corpus':<10} {'trees':<16} {'sentence F1':>11} {'corpus F1':>9}  per seed"]
+    for corpus in dict.fromkeys(r["corpus"] for r in rows):
+        parsed = [r["parsing"] for r in rows if r["corpus"] == corpus and "parsing" in r]
+        f1 = [p["pred_scores"]["sentence_f1"] for p in parsed]
+        corpus_f1 = [p["pred_scores"]["corpus_f1"] for p in parsed]
+        lines.append(f"{corpus:<10} {'induced (median)':<16} {statistics.median(f1):>11.2f} "
+                     f"{statistics.median(corpus_f1):>9.2f}  "
+                     + " ".join(f"{x:.2f}" for x in f1))
+        base = parsed[0]
+        for key, label in (("left_branching", "left-branching"),
+                           ("right_branching", "right-branching")):
+            lines.append(f"{corpus:<10} {label:<16} {base[key]['sentence_f1']:>11.2f} "
+                         f"{base[key]['corpus_f1']:>9.2f}")
+        lines.append(f"{corpus:<10} {'random (median)':<16} "
+                     f"{base['random']['sentence_f1']['median']:>11.2f} "
+                     f"{base['random']['corpus_f1']['median']:>9.2f}")
+    ppl = [r for r in rows if "masked_words" in r]
+    if ppl:
+        lines.append(f"{'model':<28} {'params':>10} {'masked-word ppl (per seed)'}")
+        for arch in dict.fromkeys(r["arch"] for r in ppl):
+            mine = [r for r in ppl if r["arch"] == arch]
+            lines.append(f"{arch:<28} {mine[0]['parameters']:>10,} "
+                         + " ".join(f"{r['masked_words']['perplexity']:.2f}" for r in mine))
+    return lines
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpora", nargs="+", choices=["synthetic", "bible"],
+                        default=["synthetic", "bible"])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--max-update", type=int, default=1500, help="updates of each masked LM")
+    parser.add_argument("--synthetic-train", type=int, default=20000)
+    parser.add_argument("--valid", type=int, default=300, help="synthetic valid sentences")
+    parser.add_argument("--test", type=int, default=500, help="test sentences (at most)")
+    parser.add_argument("--bible-train", type=int, default=None,
+                        help="Bible training verses (default: all 12,000)")
+    parser.add_argument("--bpe-merges", type=int, default=4000, help="Bible units")
+    parser.add_argument("--no-perplexity", dest="perplexity", action="store_false",
+                        help="skip (b): no plain Transformer, no perplexity")
+    parser.add_argument("--work", default="runs/induction", type=Path)
+    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("extra", nargs="*", help="after --: more fairseq-train arguments")
+    return parser
+
+
+def main(argv=None) -> dict:
+    args = get_parser().parse_args(argv)
+    started = time.time()
+    corpora = {"synthetic": synthetic_corpus, "bible": bible_corpus}
+    rows = []
+    for name in args.corpora:
+        rows += run_corpus(name, corpora[name](args.work, args), args.work, args)
+    report = {"benchmark": "Tree Transformer: induced trees (a) and masked-word perplexity (b)",
+              "command": " ".join(["bench/induction.py", *(argv if argv is not None
+                                                          else sys.argv[1:])]),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "date": time.strftime("%Y-%m-%d"), "settings": {**vars(args), "work": str(args.work)},
+              "lm_train_flags": masked_lm.TRAIN, "wall_seconds": round(time.time() - started),
+              "results": rows}
+    print("\n".join(summary(rows)), flush=True)
+    if args.json:
+        write_json(args.json, report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

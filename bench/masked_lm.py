@@ -1,0 +1,140 @@
+"""What the Tree Transformer benchmarks share: masked-LM data from tokenized text, training a
+masked LM with fairseq-train, inducing and scoring trees with the console scripts, and the
+perplexity of masked words (Wang et al., 2019, Table 4's protocol).
+
+Settings (``TRAIN``): not the paper's 70k updates on a GPU but a CPU budget. The models are
+``constituent_transformer_tiny`` and ``plain_transformer_mlm_tiny`` (6 layers, d 256, 4 heads,
+FFN 1024, pre-LN), fairseq's masked_lm task on whole sentences (``--sample-break-mode eos``),
+1/7 of the units masked as the authors' code does (80/10/10), Adam with betas (0.9, 0.98) as the
+paper's parsing runs, gradient clipping 1.5 as the authors' code; lr 3e-4 with 200 warmup
+updates (the paper's constant 1e-4 learns too little in a few thousand CPU updates), batches of
+64 sentences.
+"""
+
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from fairseq_tree.cli import bpe as tree_bpe
+from fairseq_tree.cli import parse as parse_cli
+from fairseq_tree.cli import score_parses
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+PLUGIN_DIR = ROOT / "fairseq_tree"
+TRAIN = ["--task", "masked_lm", "--sample-break-mode", "eos", "--tokens-per-sample", "256",
+         "--criterion", "masked_lm", "--mask-prob", str(1 / 7), "--optimizer", "adam",
+         "--adam-betas", "(0.9, 0.98)", "--clip-norm", "1.5", "--lr", "3e-4",
+         "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "200", "--dropout", "0.1",
+         "--batch-size", "64", "--required-batch-size-multiple", "1", "--num-workers", "0",
+         "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "100"]
+PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
+UPDATES = re.compile(r"num_updates[ =](\d+)")
+
+
+def run(name: str, *args, log: Path | None = None) -> str:
+    """Console script ``name`` of this environment; its output (also appended to ``log``)."""
+    proc = subprocess.run([str(BIN / name), *map(str, args)], capture_output=True, text=True)
+    output = proc.stdout + proc.stderr
+    if log is not None:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(output)
+    if proc.returncode != 0:
+        sys.exit(f"{name} failed (exit {proc.returncode}):\n{output[-3000:]}")
+    return output
+
+
+def make_lm_data(texts: dict[str, Path], work: Path, bpe_merges: int) -> Path | None:
+    """``work/units/{split}.txt`` (one unit per word: its first piece with ``bpe_merges`` > 0,
+    else the word) and ``work/data-bin`` (stock fairseq-preprocess --only-source; units seen
+    once are <unk>). Returns the BPE codes (None without BPE). Skipped when done."""
+    codes = work / "bpe.codes" if bpe_merges > 0 else None
+    if (work / "data-bin" / "dict.txt").exists():
+        return codes
+    (work / "units").mkdir(parents=True, exist_ok=True)
+    if codes:  # fairseq-tree-bpe in this process, as data-prep/prepare.py runs it
+        tree_bpe.learn(tree_bpe.get_parser().parse_args(
+            ["learn", "--symbols", str(bpe_merges), "--text", str(texts["train"]),
+             "--output", str(codes)]))
+    for split, path in texts.items():
+        units = work / "units" / f"{split}.txt"
+        if codes:
+            tree_bpe.apply(tree_bpe.get_parser().parse_args(
+                ["apply", "--codes", str(codes), "--text", "--first-piece", "--input", str(path),
+                 "--output", str(units)]))
+        else:
+            units.write_text(Path(path).read_text(encoding="utf-8"), encoding="utf-8")
+    prefixes = [arg for split in texts
+                for arg in (f"--{split}pref", work / "units" / f"{split}.txt")]
+    run("fairseq-preprocess", "--only-source", "--thresholdsrc", "2", "--workers", "1",
+        "--destdir", work / "data-bin", *prefixes)
+    return codes
+
+
+def train(data_bin: Path, arch: str, save_dir: Path, seed: int, max_update: int,
+          extra=()) -> dict:
+    """fairseq-train one masked LM (resumed, or skipped when it reached ``max_update``);
+    its parameters, updates and training seconds from its log."""
+    log = save_dir / "train.log"
+    save_dir.mkdir(parents=True, exist_ok=True)
+    logged = UPDATES.findall(log.read_text()) if log.exists() else []
+    done = bool(logged) and int(logged[-1]) >= max_update
+    start = time.perf_counter()
+    if not done:
+        run("fairseq-train", data_bin, "--user-dir", PLUGIN_DIR, *TRAIN, "--arch", arch,
+            "--seed", seed, "--max-update", max_update, "--save-dir", save_dir, *extra, log=log)
+    text = log.read_text()
+    parameters = int(PARAMS.findall(text)[-1].replace(",", ""))
+    return {"arch": arch, "seed": seed, "parameters": parameters,
+            "updates": int(UPDATES.findall(text)[-1]),
+            "this_call_seconds": round(time.perf_counter() - start, 1),
+            "checkpoint": str(save_dir / "checkpoint_last.pt")}
+
+
+def induce_and_score(checkpoint: Path, codes: Path | None, text: Path, gold: Path,
+                     out: Path) -> dict:
+    """fairseq-tree-parse --parser induced on ``text``, then fairseq-tree-score-parses against
+    ``gold`` (both in this process; the scores also as JSON beside the trees)."""
+    trees = out.with_suffix(".trees")
+    trees.unlink(missing_ok=True)  # the parser resumes an existing output
+    parse_cli.cli_main(["--parser", "induced", "--lang", "xx", "--induced-checkpoint",
+                        str(checkpoint), *(["--induced-bpe-codes", str(codes)] if codes else []),
+                        "--input", str(text), "--output", str(trees)])
+    scores = score_parses.score(score_parses.get_parser().parse_args(
+        ["--gold", str(gold), "--pred", str(trees)]))
+    out.with_suffix(".json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
+    return scores
+
+
+@torch.no_grad()
+def masked_word_perplexity(checkpoint: Path, units: Path, batch_size: int = 256) -> dict:
+    """Table 4's protocol: every word of every test sentence masked in turn, alone (one sample
+    per word), ppl = exp(-sum log p(word) / words). Words whose unit is <unk> are not scored."""
+    import fairseq_tree  # noqa: F401  (registers the models)
+    from fairseq import checkpoint_utils
+    from fairseq.data.data_utils import collate_tokens
+
+    (model,), _, task = checkpoint_utils.load_model_ensemble_and_task([str(checkpoint)])
+    model.eval()
+    vocab, samples = task.source_dictionary, []
+    for line in units.read_text(encoding="utf-8").splitlines():
+        ids = torch.tensor([vocab.bos(), *(vocab.index(u) for u in line.split()), vocab.eos()])
+        for position in range(1, len(ids) - 1):
+            if ids[position] != vocab.unk():
+                masked = ids.clone()
+                masked[position] = task.mask_idx
+                samples.append((masked, position, ids[position].item()))
+    total = 0.0
+    for first in range(0, len(samples), batch_size):
+        batch = samples[first:first + batch_size]
+        tokens = collate_tokens([s[0] for s in batch], vocab.pad())
+        logits, _ = model(tokens, masked_tokens=tokens.eq(task.mask_idx))  # one row per sample
+        targets = torch.tensor([s[2] for s in batch])
+        total += logits.float().log_softmax(-1).gather(1, targets[:, None]).sum().item()
+    return {"masked_words": len(samples), "perplexity": math.exp(-total / max(len(samples), 1))}

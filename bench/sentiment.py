@@ -1,0 +1,128 @@
+"""The offline sentiment benchmark: tree_classifier_tiny against fairseq's roberta of the same
+size, same budget, several seeds, on the Rotten Tomatoes snippets in five and two classes
+(data-prep/prepare-rt-snippets.sh), plus the -HierEmb / -SubMask ablations.
+
+    bash data-prep/prepare-rt-snippets.sh
+    python bench/sentiment.py --json bench/results/sentiment.json
+
+Every run is ``scripts/train.sh TASK MODEL --seed S`` then ``scripts/evaluate.sh TASK MODEL``
+(``python -m fairseq_tree.cli.experiment``, through bench/compare.py's runner), with the configs
+``configs/rt-snippets-{5,2}.yaml``; seed S's checkpoints go to ``WORK/seed-S/``. A finished run
+is not trained again. The report gives, per task and model, the mean and sample standard
+deviation over the seeds of the test and valid accuracy (of the checkpoint with the best valid
+accuracy), and the difference of the means from the first model.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+from report import write_json  # noqa: E402
+
+TASKS = ["rt-snippets-5", "rt-snippets-2"]
+
+
+def run(task: str, model: str, seed: int, env: dict, extras: list[str]) -> dict:
+    """Train (or finish training) and evaluate one model with one seed; its record."""
+    save_dir = Path(env["CHECKPOINTS"]) / task / model
+    save_dir.mkdir(parents=True, exist_ok=True)
+    with open(save_dir / "train.log", "a", encoding="utf-8") as log:
+        start = time.perf_counter()
+        compare.experiment("train", task, model, env, ["--seed", str(seed), *extras], log)
+        seconds = time.perf_counter() - start
+    compare.experiment("evaluate", task, model, env)
+    results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
+    record = compare.training_record((save_dir / "train.log").read_text(encoding="utf-8"))
+    return {"task": task, "model": model, "seed": seed, **record,
+            "this_call_seconds": round(seconds, 1), "test_accuracy": results["accuracy"],
+            "valid_accuracy": results["valid_accuracy"], "checkpoint": results["checkpoint"]}
+
+
+def mean_sd(values: list[float]) -> tuple[float, float | None]:
+    """Mean and sample standard deviation (None for a single value)."""
+    return statistics.mean(values), statistics.stdev(values) if len(values) > 1 else None
+
+
+def summary(runs: list[dict]) -> list[dict]:
+    """One row per task and model: mean and sd of its seeds' accuracies, mean training time."""
+    rows = []
+    for task in dict.fromkeys(r["task"] for r in runs):
+        mine = [r for r in runs if r["task"] == task]
+        first = None
+        for model in dict.fromkeys(r["model"] for r in mine):
+            seeds = [r for r in mine if r["model"] == model]
+            test, test_sd = mean_sd([r["test_accuracy"] for r in seeds])
+            valid, valid_sd = mean_sd([r["valid_accuracy"] for r in seeds])
+            first = test if first is None else first
+            rows.append({"task": task, "model": model, "seeds": [r["seed"] for r in seeds],
+                         "parameters": seeds[0]["parameters"], "updates": seeds[0]["updates"],
+                         "test_mean": test, "test_sd": test_sd, "valid_mean": valid,
+                         "valid_sd": valid_sd, "test_vs_first": test - first,
+                         "train_seconds_mean": statistics.mean(r["train_seconds"] for r in seeds)})
+    return rows
+
+
+def table(rows: list[dict]) -> list[str]:
+    cell = lambda mean, sd: f"{mean:.2f} ± {sd:.2f}" if sd is not None else f"{mean:.2f}"
+    lines = [f"{'task':<14} {'model':<32} {'params':>9} {'updates':>7} {'test acc':>14} "
+             f"{'valid acc':>14} {'vs first':>8} {'train s':>7}"]
+    for row in rows:
+        lines.append(f"{row['task']:<14} {row['model']:<32} {row['parameters']:>9,} "
+                     f"{row['updates']:>7} {cell(row['test_mean'], row['test_sd']):>14} "
+                     f"{cell(row['valid_mean'], row['valid_sd']):>14} "
+                     f"{row['test_vs_first']:>+8.2f} {row['train_seconds_mean']:>7.0f}")
+    return lines
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tasks", nargs="+", default=TASKS, help="configs to run")
+    parser.add_argument("--models", nargs="+", default=["tree_classifier", "roberta"])
+    parser.add_argument("--ablations", nargs="*", default=["tree_classifier-no-hier-embed",
+                                                           "tree_classifier-no-subtree-mask"])
+    parser.add_argument("--ablation-tasks", nargs="*", default=TASKS,
+                        help="tasks on which the ablations also run")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")))
+    parser.add_argument("--work", default="runs/sentiment", help="checkpoints, one folder a seed")
+    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
+    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("extra", nargs="*", help="after --: more fairseq-train arguments")
+    return parser
+
+
+def main(argv=None) -> dict:
+    args = get_parser().parse_args(argv)
+    started = time.time()
+    runs = []
+    for task in args.tasks:
+        models = args.models + (args.ablations if task in args.ablation_tasks else [])
+        for seed in args.seeds:
+            env = {**os.environ, "DATA": str(Path(args.data).resolve()),
+                   "CHECKPOINTS": str((Path(args.work) / f"seed-{seed}").resolve()),
+                   "CONFIG_DIR": str(Path(args.config_dir).resolve())}
+            runs += [run(task, model, seed, env, args.extra) for model in models]
+    rows = summary(runs)
+    report = {"benchmark": "Rotten Tomatoes snippets (5 and 2 classes): tree_classifier_tiny vs "
+                           "roberta of the same size, same budget, several seeds",
+              "command": " ".join(["bench/sentiment.py", *(argv if argv is not None
+                                                            else sys.argv[1:])]),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "date": time.strftime("%Y-%m-%d"), "settings": vars(args),
+              "wall_seconds": round(time.time() - started), "summary": rows, "runs": runs}
+    print("\n".join(table(rows)), flush=True)
+    if args.json:
+        write_json(args.json, report)
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,229 @@
+"""Reading the classification data sets of the recipes (paper: Section 5.2, Table 2), in the
+formats of their real downloads, as ``Example``s: one document, its sentences and its class.
+
+* SST (``trainDevTestTrees_PTB.zip``): ``trees/{train,dev,test}.txt``, one labelled tree per line,
+  ``(3 (2 It) (4 ...))``; the root's label is the sentence's class.
+* IMDB (``aclImdb_v1.tar.gz``): ``aclImdb/{train,test}/{neg,pos}/ID_RATING.txt``, one review
+  per file, ``<br />`` between paragraphs.
+* Subject-verb agreement (Linzen et al. 2016, ``agr_50_mostcommon_10K.tsv.gz``): a TSV file with
+  a header; a row is one dependency of a Wikipedia sentence: ``sentence`` (its tokens, words
+  outside the 10k most common replaced by their POS tag), ``orig_sentence`` (the same tokens,
+  none replaced), ``verb_index`` (1-based) and ``verb_pos`` (VBZ singular, VBP plural).
+* Rotten Tomatoes snippets (``movieReviewSnippets_GroundTruth.txt`` of Hutto & Gilbert's
+  ``hutto_ICWSM_2014.tar.gz``, inside PyPI's ``vadersentiment`` source distribution): ``ID <TAB>
+  MEAN RATING <TAB> SENTENCE`` per line, the mean rating of 20 or more people on -4 .. +4.
+
+Class symbols are ``"0"``, ``"1"``, ... in class order (fairseq maps labels to classes by the
+order of the label dictionary); ``CLASS_NAMES`` says what they mean. Bad input is a ``CliError``
+naming FILE:LINE.
+"""
+
+import csv
+import gzip
+import io
+import random
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from corpora import text_lines
+
+from fairseq_tree.cli.console import CliError
+from fairseq_tree.trees import TreeSyntaxError, parse_bracketed
+
+SENTIMENT_5 = ["very negative", "negative", "neutral", "positive", "very positive"]
+CLASS_NAMES = {
+    "sst": SENTIMENT_5,
+    "rt-snippets": SENTIMENT_5,
+    "imdb": ["negative", "positive"],
+    "sva": ["singular (VBZ)", "plural (VBP)"],
+}
+NEUTRAL = "2"
+# SST-2 from five classes (Socher et al., 2013; Tai et al., 2015): neutral dropped, the two
+# negative classes become 0 and the two positive ones 1.
+TWO_CLASSES = {"0": "0", "1": "0", "3": "1", "4": "1"}
+
+
+@dataclass
+class Example:
+    """One document (a sentence, or a review of several) and its class."""
+
+    where: str  # FILE:LINE or the file of the example, for messages
+    sentences: list[str]  # raw text, or whitespace-separated tokens where the data are tokenized
+    label: str
+    leaves: list[str] | None = None  # SVA: the model's tokens of each sentence (parse: sentences)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Stanford Sentiment Treebank
+
+
+def sst_trees(path: Path) -> Iterator[tuple[str, str, str]]:
+    """``(FILE:LINE, tree, root class)`` of every line of an SST tree file."""
+    for where, line in text_lines(path):
+        try:
+            root = parse_bracketed(line)
+        except TreeSyntaxError as err:
+            raise CliError(f"{where}: not a bracketed tree ({err})") from None
+        if root.label not in {str(k) for k in range(5)}:
+            raise CliError(f"{where}: the root's label {root.label!r} is not a class 0-4")
+        yield where, line, root.label
+
+
+# ---------------------------------------------------------------------------------------------
+# IMDB
+
+IMDB_LABELS = {"neg": "0", "pos": "1"}
+_REVIEW_FILE = re.compile(r"(\d+)_(\d+)\.txt")
+_LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def imdb_reviews(folder: Path) -> list[Example]:
+    """The labelled reviews of one aclImdb split folder (``train`` or ``test``), negative then
+    positive, each in the order of its file's id; the text is split at ``<br />`` into
+    paragraphs (sentences are split later)."""
+    examples = []
+    for name, label in IMDB_LABELS.items():
+        files = []
+        for path in (folder / name).iterdir():
+            match = _REVIEW_FILE.fullmatch(path.name)
+            if not match:
+                raise CliError(f"{path}: not a review file ID_RATING.txt")
+            files.append((int(match.group(1)), path))
+        if not files:
+            raise CliError(f"{folder / name}: no reviews")
+        for _, path in sorted(files):
+            try:
+                text = path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise CliError(f"{path}: not valid UTF-8 ({err.reason} at byte {err.start})")
+            paragraphs = [p.strip() for p in _LINE_BREAK.split(text) if p.strip()]
+            examples.append(Example(str(path), paragraphs, label))
+    return examples
+
+
+def held_out(examples: list, size: int, seed: int) -> tuple[list, list]:
+    """(kept, held out): ``size`` examples drawn with ``seed``, both in their original order."""
+    if not 0 < size < len(examples):
+        raise CliError(f"--valid-size {size}: must be between 1 and {len(examples) - 1}")
+    chosen = set(random.Random(seed).sample(range(len(examples)), size))
+    return ([x for i, x in enumerate(examples) if i not in chosen],
+            [x for i, x in enumerate(examples) if i in chosen])
+
+
+def cut_document(sentences: list[str], max_words: int) -> tuple[list[str], bool]:
+    """The first whole sentences of a document (tokenized) holding at most ``max_words`` words;
+    a first sentence longer than that keeps its first ``max_words``. Also: was it cut?"""
+    kept, words = [], 0
+    for sentence in sentences:
+        tokens = sentence.split()
+        if words + len(tokens) > max_words:
+            if not kept:
+                kept.append(" ".join(tokens[:max_words]))
+            return kept, True
+        kept.append(sentence)
+        words += len(tokens)
+    return kept, False
+
+
+# ---------------------------------------------------------------------------------------------
+# Subject-verb agreement
+
+SVA_FIELDS = ("sentence", "orig_sentence", "verb_index", "verb_pos")
+SVA_LABELS = {"VBZ": "0", "VBP": "1"}
+
+
+def sva_rows(path: Path) -> Iterator[tuple[str, dict]]:
+    """``(FILE:LINE, row)`` of the dependency file (gzipped or not), checked for its columns."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as raw:
+            reader = csv.DictReader(io.TextIOWrapper(raw, encoding="utf-8"), delimiter="\t")
+            missing = [f for f in SVA_FIELDS if f not in (reader.fieldnames or [])]
+            if missing:
+                raise CliError(f"{path}:1: no column {', '.join(missing)} in the header "
+                               "(expected Linzen et al.'s dependency TSV)")
+            for row in reader:
+                yield f"{path}:{reader.line_num}", row
+    except (OSError, EOFError, UnicodeDecodeError, csv.Error) as err:
+        raise CliError(f"{path}: not a readable dependency TSV ({err})") from None
+
+
+def sva_example(where: str, row: dict, max_length: int) -> Example | None:
+    """The words before the verb (parsed from ``orig_sentence``, read as ``sentence``'s tokens)
+    and the verb's number; None for a sentence longer than ``max_length`` tokens (Linzen et
+    al.'s limit) or a verb with no word before it."""
+    tokens, words = row["sentence"].split(), row["orig_sentence"].split()
+    if len(tokens) != len(words):
+        raise CliError(f"{where}: sentence has {len(tokens)} tokens but orig_sentence has "
+                       f"{len(words)}")
+    if row["verb_pos"] not in SVA_LABELS:
+        raise CliError(f"{where}: verb_pos {row['verb_pos']!r} is neither VBZ nor VBP")
+    try:
+        verb = int(row["verb_index"]) - 1
+    except ValueError:
+        raise CliError(f"{where}: verb_index {row['verb_index']!r} is not a number") from None
+    if not 0 <= verb < len(tokens):
+        raise CliError(f"{where}: verb_index {verb + 1} is outside the sentence")
+    if len(tokens) > max_length or verb == 0:
+        return None
+    return Example(where, [" ".join(words[:verb])], SVA_LABELS[row["verb_pos"]],
+                   [" ".join(tokens[:verb])])
+
+
+def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | None]:
+    """The split of each of ``count`` usable rows: a permutation drawn with ``seed``, the first
+    ``sizes["train"]`` rows of it train, the next valid, the next test, the rest unused."""
+    needed = sizes["train"] + sizes["valid"]
+    if count <= needed:
+        raise CliError(f"only {count} usable dependencies: fewer than train + valid ({needed})")
+    order = list(range(count))
+    random.Random(seed).shuffle(order)
+    split_of: list[str | None] = [None] * count
+    start = 0
+    for split in ("train", "valid", "test"):
+        for index in order[start:start + sizes[split]]:
+            split_of[index] = split
+        start += sizes[split]
+    return split_of
+
+
+# ---------------------------------------------------------------------------------------------
+# Rotten Tomatoes snippets with crowd ratings (Hutto & Gilbert, 2014)
+
+
+def sentiment_class(rating: Fraction) -> str:
+    """SST's five classes for a mean rating on -4 .. +4: the rating scaled to [0, 1] and cut at
+    0.2, 0.4, 0.6 and 0.8, each bin closed on the right ([0, 0.2], (0.2, 0.4], ..., as SST's
+    README bins its sentiment values). Exact: ``rating`` is a Fraction."""
+    scaled = (rating + 4) / 8
+    return str(sum(scaled > Fraction(k, 5) for k in range(1, 5)))
+
+
+def rating_snippets(path: Path) -> list[Example]:
+    """Every line ``ID <TAB> RATING <TAB> SENTENCE`` as an example of its 5-class label."""
+    examples = []
+    for where, line in text_lines(path):
+        parts = line.split("\t")
+        try:
+            rating = Fraction(parts[1])
+        except (IndexError, ValueError):
+            raise CliError(f"{where}: expected ID<TAB>RATING<TAB>SENTENCE") from None
+        if len(parts) != 3 or not parts[2].strip() or not -4 <= rating <= 4:
+            raise CliError(f"{where}: expected ID<TAB>RATING<TAB>SENTENCE, a rating in -4..4")
+        examples.append(Example(where, [parts[2].strip()], sentiment_class(rating)))
+    return examples
+
+
+def random_split(examples: list, fractions: dict[str, int], seed: int) -> dict[str, list]:
+    """Examples shuffled once with ``seed`` and cut into splits of the given percentages
+    (valid and test rounded down, train the rest), each split kept in the file's order."""
+    order = list(range(len(examples)))
+    random.Random(seed).shuffle(order)
+    sizes = {split: len(examples) * fractions[split] // 100 for split in ("valid", "test")}
+    bounds = {"valid": order[:sizes["valid"]],
+              "test": order[sizes["valid"]:sizes["valid"] + sizes["test"]],
+              "train": order[sizes["valid"] + sizes["test"]:]}
+    return {split: [examples[i] for i in sorted(indices)] for split, indices in bounds.items()}

@@ -1,0 +1,404 @@
+"""The classification recipes' driver: download, split, tokenize, parse, BPE, binarize.
+
+    bash data-prep/prepare-sst.sh    (each prepare-*.sh calls this with its settings)
+
+Writes ``$DATA/<name>/``:
+
+    text/{split}.{tok,count,label}  tokenized sentences (one a line), sentences per example,
+                                    the example's class (``.leaves``: SVA's model tokens)
+    parsed/{split}.tok              fairseq-tree-parse's trees over text/ (resumable)
+    trees/{split}, trees/{split}.label  one example a line: its sentences' trees (several: one
+                                    document under a DOC root), and its class
+    bpe/codes, bpe/{split}          subword-nmt BPE on the leaves (--bpe-merges > 0)
+    views/<view>/                   the examples and labels of each task made from the data
+                                    (SST: sst5, sst2; the snippets: 5-class, 2-class)
+    data-bin/<view>/{input0,label}  fairseq's sentence_prediction layout: fairseq-tree-preprocess
+                                    --only-source (--node-targets for SST), fairseq-preprocess
+    recipe.json                     settings, split sizes, class names, what was left out
+
+Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
+continues where an interrupted one stopped; changed settings are refused (``settings.json``).
+"""
+
+import argparse
+import collections
+import contextlib
+import itertools
+import json
+import shutil
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import classification_corpora as cc
+import corpora
+import textprep
+from classification_corpora import Example
+from corpora import CliError, Sources
+from recipe_steps import (
+    apply_bpe,
+    archives,
+    binarize_classification,
+    check_settings,
+    configure_logging,
+    done,
+    learn_bpe,
+    parse_file,
+    write_classes,
+)
+
+from fairseq_tree.cli.console import batched, open_output
+from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
+from fairseq_tree.trees import parse_bracketed
+
+logger = corpora.logger
+SPLITS = ("train", "valid", "test")
+SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max_length",
+            "bpe_merges", "parser", "parser_arg")
+
+
+@dataclass(frozen=True)
+class View:
+    """One task made from a data set: which examples, with which labels."""
+
+    name: str
+    labels: dict[str, str] | None = None  # class -> the view's class; others left out
+    node_targets: bool = False  # SST: every node's label is a target (5 classes)
+
+    def classes(self, dataset: str) -> list[str]:
+        names = cc.CLASS_NAMES[dataset]
+        return ["negative", "positive"] if self.labels == cc.TWO_CLASSES else names
+
+
+VIEWS = {
+    "sst": (View("sst5", node_targets=True), View("sst2", cc.TWO_CLASSES, node_targets=True)),
+    "rt-snippets": (View("5-class"), View("2-class", cc.TWO_CLASSES)),
+    "imdb": (View("imdb"),),
+    "sva": (View("sva"),),
+}
+
+
+def get_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--dataset", required=True, choices=sorted(VIEWS))
+    p.add_argument("--name", help="output folder under --data (default: the data set)")
+    p.add_argument("--data", default="data", help="root of the outputs (default: data)")
+    p.add_argument("--corpus", help="download folder under DATA/orig (default: the data set)")
+    p.add_argument("--local-dir", default="", metavar="DIR",
+                   help="a folder holding the downloads (by file name) or their extracted files")
+    p.add_argument("--archive", action="append", default=[], metavar="NAME=URL",
+                   help="a download and its URL (empty: never downloaded)")
+    p.add_argument("--inside", action="append", default=[], metavar="NAME=RELEASE:MEMBER",
+                   help="archive NAME is MEMBER of the archive RELEASE")
+    p.add_argument("--pip", action="append", default=[], metavar="NAME=REQUIREMENT",
+                   help="archive NAME is the source distribution of REQUIREMENT on PyPI")
+    p.add_argument("--seed", type=int, default=1, help="of every random split (default 1)")
+    p.add_argument("--valid-size", type=int, default=2500,
+                   help="imdb: training reviews held out for validation (default 2500)")
+    p.add_argument("--split", default="70:10:20", metavar="TRAIN:VALID:TEST",
+                   help="rt-snippets: percentages of the random split (default 70:10:20)")
+    p.add_argument("--sizes", default="142000:15700:1000000", metavar="TRAIN:VALID:TEST",
+                   help="sva: dependencies per split, drawn at random (default: the paper's)")
+    p.add_argument("--max-words", type=int, default=500,
+                   help="imdb: a review keeps its first whole sentences within N words")
+    p.add_argument("--max-length", type=int, default=50,
+                   help="sva: sentences of more than N tokens are left out (Linzen et al.: 50)")
+    p.add_argument("--bpe-merges", type=int, default=0, help="subword-nmt merges (0: no BPE)")
+    p.add_argument("--parser", default="stanza", help="fairseq-tree-parse --parser")
+    p.add_argument("--parser-arg", action="append", default=[], metavar="ARG",
+                   help="an extra fairseq-tree-parse argument (repeatable)")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--parse-workers", type=int, metavar="N",
+                   help="parser processes (default: 1 for stanza, --workers for the others)")
+    return p
+
+
+def parse_numbers(spec: str, option: str) -> dict[str, int]:
+    """``"70:10:20"`` -> ``{"train": 70, "valid": 10, "test": 20}``."""
+    try:
+        values = [int(x) for x in spec.split(":")]
+    except ValueError:
+        values = []
+    if len(values) != 3 or min(values) < 1:
+        raise CliError(f"{option} {spec}: expected TRAIN:VALID:TEST, three positive numbers")
+    return dict(zip(SPLITS, values))
+
+
+# ---------------------------------------------------------------------------------------------
+# The recipe
+
+
+class Recipe:
+    """One data set's outputs; each ``step_*`` is skipped when its outputs exist."""
+
+    def __init__(self, args):
+        self.args = args
+        self.work = Path(args.data) / (args.name or args.dataset)
+        self.sources = Sources(Path(args.data) / "orig" / (args.corpus or args.dataset),
+                               args.local_dir)
+        self.archives = archives(args)
+        for spec in args.pip:
+            name, _, requirement = spec.partition("=")
+            self.archives.setdefault(name, corpora.Archive(name)).pip = requirement
+        self.stats: dict = {}
+
+    def path(self, folder: str, name: str) -> Path:
+        return self.work / folder / name
+
+    def archive(self, name: str) -> corpora.Archive:
+        if name not in self.archives:
+            raise CliError(f"no --archive named {name!r}")
+        return self.archives[name]
+
+    # -- text ------------------------------------------------------------------------------
+
+    def step_text(self):
+        """text/ (trees/ for SST): every split's examples, tokenized, with their classes."""
+        reader = getattr(self, f"read_{self.args.dataset.replace('-', '_')}")
+        reader()
+        self.save_stats()
+
+    def outputs(self, split: str, leaves: bool = False) -> list[Path]:
+        names = ["tok", "count", "label"] + (["leaves"] if leaves else [])
+        return [self.path("text", f"{split}.{ext}") for ext in names]
+
+    def read_sst(self):
+        """SST's trees as they come (parsed and labelled): trees/{split} and the root classes."""
+        for split, name in (("train", "train"), ("valid", "dev"), ("test", "test")):
+            outputs = [self.path("trees", split), self.path("trees", f"{split}.label")]
+            if done(outputs, f"{split} trees"):
+                continue
+            source = self.sources.file(f"trees/{name}.txt", self.archive(
+                "trainDevTestTrees_PTB.zip"))
+            rows = list(cc.sst_trees(source))
+            textprep.write_lines(outputs, ([tree, label] for _, tree, label in rows))
+            self.stats[split] = {"examples": len(rows)}
+
+    def read_rt_snippets(self):
+        """The snippets with SST's classes, split once at random."""
+        if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
+            return
+        snippets = self.sources.file("hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
+                                     self.archive("hutto_ICWSM_2014.tar.gz"))
+        splits = cc.random_split(cc.rating_snippets(snippets),
+                                 parse_numbers(self.args.split, "--split"), self.args.seed)
+        for split, examples in splits.items():
+            self.write_text(split, examples, split_sentences=False)
+
+    def read_imdb(self):
+        """The reviews, a validation set held out of train; sentences split, reviews cut."""
+        if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
+            return
+        archive = self.archive("aclImdb_v1.tar.gz")
+        train = cc.imdb_reviews(self.sources.folder("aclImdb/train", archive))
+        train, valid = cc.held_out(train, self.args.valid_size, self.args.seed)
+        test = cc.imdb_reviews(self.sources.folder("aclImdb/test", archive))
+        for split, examples in (("train", train), ("valid", valid), ("test", test)):
+            self.write_text(split, examples, split_sentences=True, max_words=self.args.max_words)
+
+    def write_text(self, split: str, examples: Iterable[Example], split_sentences: bool,
+                   max_words: int = 0):
+        if done(self.outputs(split), f"{split} text"):
+            return
+        tasks = ((split_sentences, max_words, chunk) for chunk in batched(examples, 500))
+        results = textprep.map_chunks(textprep.tokenize_examples, tasks, self.args.workers,
+                                      f"tokenizing {split}")
+        stats = self.stats.setdefault(split, {"examples": 0, "left out (no words)": 0})
+        if max_words:
+            stats[f"cut to {max_words} words"] = 0
+
+        def kept():
+            for example, cut in results:
+                if not example.sentences:
+                    logger.warning(f"{example.where}: no words after tokenization; left out")
+                    stats["left out (no words)"] += 1
+                    continue
+                stats["examples"] += 1
+                if cut:
+                    stats[f"cut to {max_words} words"] += 1
+                yield example
+
+        textprep.write_examples(self.outputs(split), kept())
+
+    def read_sva(self):
+        """The dependencies of at most --max-length tokens, drawn into splits of --sizes."""
+        outputs = {s: self.outputs(s, leaves=True) for s in SPLITS}
+        if done([p for paths in outputs.values() for p in paths], "text"):
+            return
+        path = self.sva_file()
+        candidates = lambda: (cc.sva_example(where, row, self.args.max_length)
+                              for where, row in cc.sva_rows(path))
+        rows = usable = 0
+        for example in candidates():
+            rows, usable = rows + 1, usable + (example is not None)
+        split_of = cc.sva_assignment(usable, parse_numbers(self.args.sizes, "--sizes"),
+                                     self.args.seed)
+        counts = dict.fromkeys(SPLITS, 0)
+        self.path("text", "train").parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.ExitStack() as stack:
+            sinks = {s: [stack.enter_context(open_output(str(p))) for p in paths]
+                     for s, paths in outputs.items()}
+            usable_examples = (x for x in candidates() if x is not None)
+            for example, split in zip(usable_examples, split_of, strict=True):
+                if split is not None:
+                    textprep.write_example(sinks[split], example)
+                    counts[split] += 1
+        self.stats.update({"dependencies": rows, "usable dependencies": usable,
+                           "usable, in no split": usable - sum(counts.values()),
+                           **{split: {"examples": n} for split, n in counts.items()}})
+
+    def sva_file(self) -> Path:
+        """Linzen et al.'s file: unzipped in the local directory, or the .tsv.gz."""
+        for root in self.sources.roots():
+            if (root / "agr_50_mostcommon_10K.tsv").is_file():
+                return root / "agr_50_mostcommon_10K.tsv"
+        return self.sources.archive(self.archive("agr_50_mostcommon_10K.tsv.gz"))
+
+    def save_stats(self):
+        if self.stats:
+            path = self.path("text", "stats.json")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            stats = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+            for key, value in self.stats.items():  # a split's counts come from several steps
+                stats[key] = {**stats[key], **value} if isinstance(value, dict) and isinstance(
+                    stats.get(key), dict) else value
+            path.write_text(json.dumps(stats, indent=2) + "\n", encoding="utf-8")
+
+    # -- parse, trees, BPE ------------------------------------------------------------------
+
+    def step_parse(self):
+        """parsed/: fairseq-tree-parse on every split's sentences."""
+        if self.args.dataset == "sst":
+            return
+        for split in SPLITS:
+            parse_file(self.path("text", f"{split}.tok"), self.path("parsed", f"{split}.tok"),
+                       self.args, "en")
+
+    def step_trees(self):
+        """trees/: one line per example, its sentences' trees, leaves checked."""
+        if self.args.dataset == "sst":
+            return
+        for split in SPLITS:
+            outputs = [self.path("trees", split), self.path("trees", f"{split}.label")]
+            if done(outputs, f"{split} trees"):
+                continue
+            flat = [0]
+            textprep.write_lines(outputs, self.joined_trees(split, flat))
+            self.stats.setdefault(split, {})["flat trees"] = flat[0]
+            self.stats[split]["sentences"] = textprep.count_lines(self.path("text", f"{split}.tok"))
+            self.save_stats()
+
+    def joined_trees(self, split: str, flat: list[int]):
+        """[trees of an example, its class] for every example of a split."""
+        leaves_file = self.path("text", f"{split}.leaves")
+        sentences = corpora.parallel_lines(self.path("text", f"{split}.tok"),
+                                           self.path("parsed", f"{split}.tok"))
+        leaves = (line for _, line in corpora.text_lines(leaves_file)) \
+            if leaves_file.exists() else itertools.repeat(None)
+        examples = corpora.parallel_lines(self.path("text", f"{split}.count"),
+                                          self.path("text", f"{split}.label"))
+        for where, count, _, label in examples:
+            trees = []
+            for (where_tok, tokens, where_tree, tree), model_tokens in itertools.islice(
+                    zip(sentences, leaves), int(count)):
+                textprep.check_leaves(tree, tokens, where_tree, where_tok)
+                flat[0] += is_flat_fallback(tree)
+                if model_tokens is not None:
+                    tree = with_tokens(parse_bracketed(tree), model_tokens.split())
+                trees.append(tree)
+            if len(trees) != int(count):
+                raise CliError(f"{where}: {count} sentences, but the sentence files end first")
+            yield [" ".join(trees), label]
+
+    def step_bpe(self):
+        """bpe/: subword-nmt codes learned on the training trees' leaves, applied to all."""
+        if not self.args.bpe_merges:
+            return
+        codes = self.path("bpe", "codes")
+        learn_bpe(codes, self.args.bpe_merges, ["--trees", str(self.path("trees", "train"))])
+        for split in SPLITS:
+            if not done([self.path("bpe", split)], f"BPE {split}"):
+                apply_bpe(codes, self.path("trees", split), self.path("bpe", split))
+
+    # -- views and binarization -------------------------------------------------------------
+
+    def step_views(self):
+        """views/: each task's examples and labels, and its class dictionaries."""
+        source = "bpe" if self.args.bpe_merges else "trees"
+        for view in VIEWS[self.args.dataset]:
+            folder = self.work / "views" / view.name
+            outputs = [folder / name for split in SPLITS for name in (split, f"{split}.label")]
+            if done(outputs, f"view {view.name}"):
+                continue
+            write_classes(folder / "classes.txt", len(view.classes(self.args.dataset)))
+            if view.node_targets:
+                write_classes(folder / "node-classes.txt",
+                              len(cc.CLASS_NAMES[self.args.dataset]))
+            for split in SPLITS:
+                pairs = corpora.parallel_lines(self.path(source, split),
+                                               self.path("trees", f"{split}.label"))
+                textprep.write_lines([folder / split, folder / f"{split}.label"],
+                            ([tree, view.labels[label] if view.labels else label]
+                             for _, tree, _, label in pairs
+                             if view.labels is None or label in view.labels))
+
+    def step_binarize(self):
+        """data-bin/<view>/: input0/ (fairseq-tree-preprocess) and label/ (fairseq-preprocess)."""
+        for view in VIEWS[self.args.dataset]:
+            dest = self.work / "data-bin" / view.name
+            if done([dest], f"data-bin/{view.name}"):
+                continue
+            partial = dest.with_name(f".{view.name}.partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            binarize_classification(self.work / "views" / view.name, partial, view.node_targets,
+                                    self.args.workers)
+            partial.replace(dest)
+            configure_logging()
+
+    def step_recipe_json(self):
+        """recipe.json: the settings, the tasks' split sizes and classes, what was left out."""
+        args, dataset = self.args, self.args.dataset
+        stats = self.path("text", "stats.json")
+        views = {view.name: {
+            "data_bin": f"data-bin/{view.name}", "classes": view.classes(dataset),
+            "node_targets": view.node_targets, **self.view_sizes(view)}
+            for view in VIEWS[dataset]}
+        recipe = {"name": self.work.name, "dataset": dataset, "views": views,
+                  "parser": None if dataset == "sst" else args.parser,
+                  "parser_args": args.parser_arg, "bpe_merges": args.bpe_merges,
+                  "bpe_codes": "bpe/codes" if args.bpe_merges else None, "seed": args.seed,
+                  "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists()
+                  else {}}
+        with open_output(str(self.work / "recipe.json")) as sink:
+            sink.write(json.dumps(recipe, indent=2).encode("utf-8") + b"\n")
+        for name, view in views.items():
+            logger.info(f"{self.work.name} {name}: {view['sizes']}")
+
+    def view_sizes(self, view: View) -> dict:
+        """Examples per split, and per class of each split."""
+        labels = {split: [line for _, line in corpora.text_lines(
+            self.work / "views" / view.name / f"{split}.label")] for split in SPLITS}
+        return {"sizes": {split: len(lines) for split, lines in labels.items()},
+                "class_sizes": {split: dict(sorted(collections.Counter(lines).items()))
+                                for split, lines in labels.items()}}
+
+    def run(self):
+        check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
+        for step in (self.step_text, self.step_parse, self.step_trees, self.step_bpe,
+                     self.step_views, self.step_binarize, self.step_recipe_json):
+            logger.info(f"== {self.work.name}: {step.__doc__.split(':')[0]}")
+            step()
+
+
+def main(argv=None):
+    configure_logging()
+    args = get_parser().parse_args(argv)
+    try:
+        Recipe(args).run()
+    except (CliError, OSError) as err:
+        sys.exit(f"prepare_classification.py ({args.name or args.dataset}): error: {err}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Evaluating a classification experiment (``kind: classification`` in configs/): fairseq-validate
+on the valid and test splits of the task's data-bin, its accuracy written to test-results.json.
+
+fairseq-validate builds the task and criterion the checkpoint was trained with, so the accuracy
+is the criterion's: one label per example (``sentence_prediction``), or the root's class of
+``node_classification`` (grouped, e.g. SST-2 from five classes, with ``--class-groups``).
+"""
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from fairseq_tree.cli.console import CliError, open_output
+from fairseq_tree.cli.experiment_config import Experiment, flag_args
+
+PLUGIN_DIR = Path(__file__).resolve().parents[1]
+BIN_DIR = Path(sys.executable).parent
+# fairseq-validate's summary of a split: "valid on 'test' subset | loss 1.23 | accuracy 45.6 | ..."
+SUBSET = re.compile(r"valid on '([^']+)' subset \| (.*)$", re.M)
+
+
+def check_data(data_bin: Path, recipe_command: str) -> Path:
+    """The task's data-bin (input0/ and label/); a clear error naming the recipe otherwise."""
+    for part in ("input0", "label"):
+        if not (data_bin / part / "dict.txt").is_file():
+            raise CliError(f"{data_bin}: no binarized data (no {part}/dict.txt); run "
+                           f"{recipe_command} first")
+    return data_bin
+
+
+def validate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[str]):
+    return [str(BIN_DIR / "fairseq-validate"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
+            "--task", exp.fairseq_task, *flag_args(exp.task), "--path", str(model),
+            "--valid-subset", "valid,test", *flag_args(exp.validate or {}), *extras]
+
+
+def read_metrics(output: str) -> dict[str, dict[str, float]]:
+    """Each subset's numbers from fairseq-validate's summary lines."""
+    metrics = {}
+    for subset, fields in SUBSET.findall(output):
+        pairs = (field.strip().rsplit(" ", 1) for field in fields.split("|"))
+        metrics[subset] = {key: float(value) for key, value in pairs}
+    return metrics
+
+
+def run_logged(cmd: list[str], log: Path) -> str:
+    """Run ``cmd``, its output shown as it comes and kept in ``log``; the output."""
+    lines = []
+    with open_output(str(log)) as sink:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for line in proc.stdout:
+            sink.write(line)
+            sys.stderr.buffer.write(line)
+            lines.append(line.decode("utf-8", "replace"))
+        if proc.wait() != 0:
+            raise CliError(f"{Path(cmd[0]).name} exited with status {proc.returncode}")
+    return "".join(lines)
+
+
+def evaluate(exp: Experiment, data_bin: Path, model: Path, averaged: list[str], save_dir: Path,
+             extras: list[str]) -> int:
+    """fairseq-validate on valid and test; test-results.json beside the checkpoints."""
+    cmd = validate_command(exp, data_bin, model, extras)
+    print(shlex.join(cmd), flush=True)
+    metrics = read_metrics(run_logged(cmd, save_dir / "validate.log"))
+    if "accuracy" not in metrics.get("test", {}):
+        raise CliError(f"fairseq-validate printed no test accuracy (see {save_dir}/validate.log)")
+    results = {"name": exp.name, "model": exp.model, "checkpoint": str(model),
+               "averaged_checkpoints": averaged, "validate_command": shlex.join(cmd),
+               "accuracy": metrics["test"]["accuracy"],
+               "valid_accuracy": metrics.get("valid", {}).get("accuracy"),
+               "metrics": metrics, "paper_accuracy": exp.paper_accuracy}
+    path = save_dir / "test-results.json"
+    with open_output(str(path)) as sink:
+        sink.write(json.dumps(results, indent=2).encode("utf-8") + b"\n")
+    print(f"test accuracy {results['accuracy']:.2f} (valid {results['valid_accuracy']})")
+    if exp.paper_accuracy is not None:
+        print(f"paper (Table 2, accuracy): {exp.paper_accuracy}")
+    print(f"results: {path}")
+    return 0

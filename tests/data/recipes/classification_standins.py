@@ -1,0 +1,154 @@
+"""Small stand-ins for the classification recipes' downloads, in the real files' layouts and
+formats: SST's trainDevTestTrees_PTB.zip (labelled PTB trees), IMDB's aclImdb_v1.tar.gz (one review
+a file, ``<br />`` between paragraphs), Linzen et al.'s gzipped dependency TSV (all 18 columns),
+and the vadersentiment source distribution holding hutto_ICWSM_2014.tar.gz (CRLF lines
+``ID<TAB>RATING<TAB>SENTENCE``). Each returns what the recipe must make of it.
+"""
+
+import csv
+import gzip
+import io
+import random
+import zipfile
+from pathlib import Path
+
+from standins import make_tgz
+
+# Real sentences of the kind each corpus holds (written for these tests).
+SENTENCES = [
+    "The film is a charming and often affecting journey .",
+    "It 's a dull , lifeless movie .",
+    "A gorgeous , witty , seductive movie .",
+    "The plot is nothing special .",
+    "This is one of the worst films of the year .",
+    "The actors shine in a story that moves slowly .",
+    "An utterly pointless exercise in style .",
+    "It has a few funny moments .",
+    "A masterpiece of quiet intensity .",
+    "The ending feels rushed but honest .",
+    "Nothing here is new , yet it works .",
+    "Hardly a movie worth seeing twice .",
+]
+
+
+def labelled_tree(rng: random.Random, words: list[str], root: str) -> str:
+    """SST's format: a binary tree whose every phrase and word has a class, the root ``root``."""
+    def build(span: list[str], label: str) -> str:
+        if len(span) == 1:
+            return f"({label} {span[0]})"
+        cut = rng.randint(1, len(span) - 1)
+        return (f"({label} {build(span[:cut], str(rng.randint(0, 4)))} "
+                f"{build(span[cut:], str(rng.randint(0, 4)))})")
+    return build(words, root)
+
+
+def sst(root: Path) -> dict:
+    """trainDevTestTrees_PTB.zip in ``root``: trees/{train,dev,test}.txt; the roots' classes
+    cycle through 0-4, so every fifth sentence is neutral (left out of SST-2)."""
+    rng, files, expected = random.Random(4), {}, {}
+    for split, name, count in (("train", "train", 15), ("valid", "dev", 6), ("test", "test", 7)):
+        trees = [labelled_tree(rng, SENTENCES[i % len(SENTENCES)].split(), str(i % 5))
+                 for i in range(count)]
+        files[f"trees/{name}.txt"] = "".join(t + "\n" for t in trees)
+        expected[split] = trees
+    archive = root / "trainDevTestTrees_PTB.zip"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(archive, "w") as handle:
+        for name, text in files.items():
+            handle.writestr(name, text)
+    return {"archive": archive, **expected}
+
+
+REVIEWS = [
+    ("This movie was great. The acting was superb!<br /><br />I would watch it again.", "pos"),
+    ("Terrible. Mr. Smith could not save it.<br />Avoid.", "neg"),
+    ("A slow start, but the second half is wonderful. Recommended.", "pos"),
+    ("I fell asleep twice. The script is lazy and the jokes are old.", "neg"),
+    ("One of the best films I have seen this year.<br /><br />Bravo!", "pos"),
+    ("Boring, long and predictable. What a waste of time.", "neg"),
+]
+
+
+def imdb(root: Path) -> dict:
+    """aclImdb_v1.tar.gz in ``root``: train and test reviews in neg/ and pos/, named ID_RATING.txt
+    (ids not in sorted string order), plus the unlabelled train/unsup/ and imdb.vocab."""
+    files = {"aclImdb/imdb.vocab": "the\nmovie\n", "aclImdb/README": "stand-in\n",
+             "aclImdb/train/unsup/0_0.txt": "Not labelled.<br />Ignored."}
+    expected = {}
+    for split, reviews in (("train", REVIEWS * 2), ("test", REVIEWS)):
+        rows = []
+        for i, (text, label) in enumerate(reviews):
+            rating = 9 if label == "pos" else 2
+            files[f"aclImdb/{split}/{label}/{i * 7 % 12}_{rating}.txt"] = text
+            rows.append((label, i * 7 % 12, text))
+        # the recipe's order: negative reviews by id, then positive ones
+        expected[split] = sorted(rows, key=lambda row: (row[0] != "neg", row[1]))
+    return {"archive": make_tgz(root / "aclImdb_v1.tar.gz", files), **expected}
+
+
+SVA_FIELDS = ["sentence", "orig_sentence", "pos_sentence", "subj", "verb", "subj_pos", "has_rel",
+              "has_nsubj", "verb_pos", "subj_index", "verb_index", "n_intervening",
+              "last_intervening", "n_diff_intervening", "distance", "max_depth", "all_nouns",
+              "nouns_up_to_verb"]
+SVA_SENTENCES = [  # (orig_sentence, words replaced by POS, verb index 1-based, verb_pos)
+    ("the keys to the cabinet are on the table .", {3: "NNS"}, 6, "VBP"),
+    ("the author that the guards like laughs .", {5: "NNS"}, 7, "VBZ"),
+    ("my sister lives in berlin .", {4: "NNP"}, 3, "VBZ"),
+    ("the dogs of the farmer bark at night .", {}, 6, "VBP"),
+    ("she knows the answer .", {}, 2, "VBZ"),
+    ("the children in the garden play happily .", {4: "NN"}, 6, "VBP"),
+    ("is it raining ?", {}, 1, "VBZ"),  # nothing before the verb: left out
+    ("the man with the dogs walks slowly .", {}, 6, "VBZ"),
+]
+
+
+def sva(root: Path, long_rows: int = 2) -> dict:
+    """agr_50_mostcommon_10K.tsv.gz in ``root``: the sentences above (some several times), plus
+    ``long_rows`` sentences of 51 tokens, left out by Linzen et al.'s limit of 50."""
+    rows = []
+    for orig, replaced, verb, pos in SVA_SENTENCES * 3:
+        words = orig.split()
+        tokens = [replaced.get(i, w) for i, w in enumerate(words)]
+        rows.append({"sentence": " ".join(tokens), "orig_sentence": orig, "verb_pos": pos,
+                     "verb_index": str(verb), "pos_sentence": "DT " * len(words),
+                     "verb": words[verb - 1]})
+    long_words = ["the", "cats", *(["and", "dogs"] * 24), "are"]
+    for _ in range(long_rows):
+        rows.append({"sentence": " ".join(long_words), "orig_sentence": " ".join(long_words),
+                     "verb_pos": "VBP", "verb_index": "51", "pos_sentence": "", "verb": "are"})
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, SVA_FIELDS, delimiter="\t", restval="0")
+    writer.writeheader()
+    writer.writerows(rows)
+    path = root / "agr_50_mostcommon_10K.tsv.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(buffer.getvalue().encode("utf-8")))
+    usable = [r for r in rows if r["verb_index"] not in ("1", "51")]
+    return {"file": path, "rows": rows, "usable": usable}
+
+
+# Ratings on -4..4 with their SST class: the cut-offs themselves (-2.4, -0.8, 0.8, 2.4 are 0.2,
+# 0.4, 0.6, 0.8 once scaled) fall in the lower class.
+RATINGS = [("-3.875", "0"), ("-2.4", "0"), ("-2.39999", "1"), ("-0.8", "1"), ("-0.6", "2"),
+           ("0.8", "2"), ("0.80001", "3"), ("2.26666666667", "3"), ("2.4", "3"), ("2.5", "4"),
+           ("3.94117647059", "4"), ("0.0", "2")]
+
+
+def rt_snippets(root: Path, copies: int = 3) -> dict:
+    """vaderSentiment-3.3.2.tar.gz in ``root``, holding additional_resources/hutto_ICWSM_2014.tar.gz
+    whose movieReviewSnippets_GroundTruth.txt has CRLF lines ID<TAB>RATING<TAB>SENTENCE (the last
+    without a line break, as the real file)."""
+    lines, expected = [], []
+    for i in range(copies * len(RATINGS)):
+        rating, label = RATINGS[i % len(RATINGS)]
+        text = SENTENCES[i % len(SENTENCES)].replace(" 's", "'s").replace(" .", ".")
+        text = text.replace(" ,", ",") + " Really." * (i // len(SENTENCES))  # all different
+        lines.append(f"{i + 1}\t{rating}\t{text}")
+        expected.append({"text": text, "label": label})
+    inner = make_tgz(root / "inner" / "hutto_ICWSM_2014.tar.gz", {
+        "hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt": "\r\n".join(lines),
+        "hutto_ICWSM_2014/_README_.txt": "stand-in\n"})
+    sdist = make_tgz(root / "sdist" / "vaderSentiment-3.3.2.tar.gz", {
+        "vaderSentiment-3.3.2/setup.py": "",
+        "vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz": inner.read_bytes()})
+    return {"sdist": sdist, "snippets": expected}

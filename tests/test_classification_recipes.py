@@ -1,0 +1,254 @@
+"""The classification recipes (data-prep/prepare-{sst,imdb,sva,rt-snippets}.sh) end to end on
+stand-ins in their downloads' real formats (tests/data/recipes/classification_standins.py): split
+sizes, label mappings, trees and labels aligned, what recipe.json counts; then
+scripts/train.sh and scripts/evaluate.sh on the SST data-bin."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from fairseq_tree.trees import parse_bracketed, parse_tree
+
+sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
+import classification_standins as standins  # noqa: E402
+
+SPLITS = ("train", "valid", "test")
+
+
+def run_recipe(name: str, data: Path, **env) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DATA": str(data), "WORKERS": "1", "PARSER": "flat",
+           "FAIRSEQ_TREE_VENV": sys.prefix, "PYTHONWARNINGS": "ignore", **env}
+    return subprocess.run(["bash", str(ROOT / "data-prep" / f"prepare-{name}.sh")],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+
+
+def succeeded(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc
+
+
+def read(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def view(work: Path, name: str, split: str) -> tuple[list[str], list[str]]:
+    """The trees and labels of one task's split."""
+    return read(work / "views" / name / split), read(work / "views" / name / f"{split}.label")
+
+
+def check_data_bin(work: Path, name: str, classes: int, node_targets: bool = False):
+    data_bin = work / "data-bin" / name
+    assert read(data_bin / "label" / "dict.txt") == [f"{k} 1" for k in range(classes)]
+    for split in SPLITS:
+        assert (data_bin / "input0" / f"{split}.spans.idx").exists()
+        assert (data_bin / "label" / f"{split}.idx").exists()
+        assert (data_bin / "input0" / f"{split}.node_targets.idx").exists() == node_targets
+
+
+# ---------------------------------------------------------------------------------------------
+# SST
+
+
+@pytest.fixture(scope="module")
+def sst(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sst")
+    standin = standins.sst(root / "standin")
+    succeeded(run_recipe("sst", root / "data", SST_URL=standin["archive"].as_uri()))
+    downloaded = root / "data" / "orig" / "sst" / "trainDevTestTrees_PTB.zip"
+    assert downloaded.read_bytes() == standin["archive"].read_bytes()
+    return root / "data" / "sst", standin
+
+
+def test_sst_five_and_two_classes(sst):
+    work, standin = sst
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["views"]["sst5"]["sizes"] == {"train": 15, "valid": 6, "test": 7}
+    assert recipe["views"]["sst2"]["sizes"] == {"train": 12, "valid": 5, "test": 6}
+    assert recipe["views"]["sst2"]["classes"] == ["negative", "positive"]
+    for split in SPLITS:
+        trees5, labels5 = view(work, "sst5", split)
+        assert trees5 == standin[split]  # the trees as they came, labels on every node
+        assert labels5 == [parse_bracketed(t).label for t in trees5]
+        trees2, labels2 = view(work, "sst2", split)
+        kept = [(t, label) for t, label in zip(trees5, labels5) if label != "2"]
+        assert trees2 == [t for t, _ in kept]  # neutral roots dropped, order kept
+        assert labels2 == [{"0": "0", "1": "0", "3": "1", "4": "1"}[x] for _, x in kept]
+    check_data_bin(work, "sst5", 5, node_targets=True)
+    check_data_bin(work, "sst2", 2, node_targets=True)
+    for name in ("sst5", "sst2"):  # node targets: five classes in both tasks
+        assert len(read(work / "data-bin" / name / "input0" / "dict.node_targets.txt")) == 5
+
+
+def test_sst_rerun_is_a_no_op_and_a_bad_tree_names_its_line(sst, tmp_path):
+    work, standin = sst
+    before = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file()
+              and p.name != "recipe.json"}
+    proc = succeeded(run_recipe("sst", work.parent, SST_DIR=str(standin["archive"].parent)))
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    assert proc.stderr.count("skipping") == 3 + 2 + 2  # trees, views, data-bins
+    bad = tmp_path / "bad" / "trees"
+    bad.mkdir(parents=True)
+    for name in ("dev", "test"):
+        (bad / f"{name}.txt").write_text("(2 (2 fine) (2 .))\n")
+    (bad / "train.txt").write_text("(3 (2 good) (3 film))\n(3 (2 unclosed) (3 tree)\n")
+    proc = run_recipe("sst", tmp_path / "data", SST_DIR=str(bad.parent))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert re.search(r"trees/train\.txt:2: not a bracketed tree", proc.stderr), proc.stderr[-800:]
+    assert not (tmp_path / "data" / "sst" / "trees" / "train").exists()
+
+
+def run_script(script: str, work: Path, *args) -> str:
+    env = dict(os.environ, DATA=str(work.parent), CHECKPOINTS=str(work.parent / "ckpt"),
+               FAIRSEQ_TREE_VENV=sys.prefix, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
+    proc = subprocess.run(["bash", str(ROOT / "scripts" / script), *args], capture_output=True,
+                          text=True, env=env, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name,model", [("sst2", "tree_classifier"), ("sst5", "roberta")])
+def test_train_and_evaluate_scripts_on_sst(sst, name, model):
+    """scripts/train.sh and evaluate.sh with the paper's configs (a few updates): SST-2 from the
+    five-class node targets, and the roberta baseline on the leaves."""
+    work, _ = sst
+    out = run_script("train.sh", work, name, model, "--max-update", "3", "--num-workers", "0")
+    assert "1 process(es) x 2048 max tokens x update-freq 1 = 2048 tokens per update" in out
+    save_dir = work.parent / "ckpt" / name / model
+    assert (save_dir / "checkpoint_best.pt").exists()
+    out = run_script("evaluate.sh", work, name, model)
+    results = json.loads((save_dir / "test-results.json").read_text())
+    assert results["checkpoint"] == str(save_dir / "checkpoint_best.pt")
+    log = (save_dir / "validate.log").read_text()
+    for subset, key in (("test", "accuracy"), ("valid", "valid_accuracy")):
+        printed = re.search(rf"valid on '{subset}' subset \|.*\| accuracy ([\d.]+)", log)
+        assert printed and results[key] == float(printed.group(1))
+    command = results["validate_command"]
+    assert f"data-bin/{name}" in command and "--valid-subset valid,test" in command
+    assert ("--tree-input leaves-only" in command) == (model == "roberta")
+    assert results["paper_accuracy"] == {"sst2": 84.3, "sst5": 37.6}[name]
+    assert f"test accuracy {results['accuracy']:.2f}" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# The offline benchmark's snippets
+
+
+def test_rt_snippets(tmp_path, needs_link_grammar):
+    standin = standins.rt_snippets(tmp_path / "standin")
+    succeeded(run_recipe("rt-snippets", tmp_path / "data", PARSER="link-grammar",
+                         RT_DIR=str(standin["sdist"].parent)))
+    orig = tmp_path / "data" / "orig" / "vadersentiment" / "hutto_ICWSM_2014"
+    assert (orig / "movieReviewSnippets_GroundTruth.txt").is_file()  # from the nested archive
+    work = tmp_path / "data" / "rt-snippets"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["views"]["5-class"]["sizes"] == {"train": 26, "valid": 3, "test": 7}  # 70/10/20
+    by_text = {s["text"].replace(" ", ""): s["label"] for s in standin["snippets"]}
+    seen = []
+    for split in SPLITS:
+        tokens = read(work / "text" / f"{split}.tok")
+        trees, labels = view(work, "5-class", split)
+        assert [parse_tree(t).leaves for t in trees] == [line.split() for line in tokens]
+        assert labels == [by_text[line.replace(" ", "")] for line in tokens]  # SST's cut-offs
+        seen += tokens
+        trees2, labels2 = view(work, "2-class", split)
+        kept = [(t, x) for t, x in zip(trees, labels) if x != "2"]
+        assert trees2 == [t for t, _ in kept]
+        assert labels2 == [{"0": "0", "1": "0", "3": "1", "4": "1"}[x] for _, x in kept]
+        flat = sum(bool(re.fullmatch(r"\(ROOT [^()]*\)", t)) for t in read(
+            work / "parsed" / f"{split}.tok"))
+        assert recipe["stats"][split]["flat trees"] == flat
+    assert sorted(x.replace(" ", "") for x in seen) == sorted(by_text)  # each snippet once
+    assert '" The Lord' not in " ".join(seen) and "' s" not in " ".join(seen)
+    check_data_bin(work, "5-class", 5)
+    check_data_bin(work, "2-class", 2)
+    proc = run_recipe("rt-snippets", tmp_path / "data", PARSER="link-grammar", RT_SEED="2",
+                      RT_DIR=str(standin["sdist"].parent))
+    assert proc.returncode != 0 and "made with other settings (seed)" in proc.stderr
+
+
+def test_rt_snippets_bad_rating_names_its_line(tmp_path):
+    folder = tmp_path / "local" / "hutto_ICWSM_2014"
+    folder.mkdir(parents=True)
+    (folder / "movieReviewSnippets_GroundTruth.txt").write_text(
+        "1\t2.5\tGood.\r\n2\tfive\tBad rating.\r\n")
+    proc = run_recipe("rt-snippets", tmp_path / "data", RT_DIR=str(tmp_path / "local"))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert re.search(r"movieReviewSnippets_GroundTruth\.txt:2: expected ID<TAB>RATING<TAB>",
+                     proc.stderr), proc.stderr[-800:]
+
+
+# ---------------------------------------------------------------------------------------------
+# IMDB
+
+
+def test_imdb_documents(tmp_path):
+    standin = standins.imdb(tmp_path / "standin")
+    succeeded(run_recipe("imdb", tmp_path / "data", IMDB_DIR=str(standin["archive"].parent),
+                         IMDB_VALID_SIZE="2", IMDB_MAX_WORDS="12", BPE_MERGES="40"))
+    work = tmp_path / "data" / "imdb"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["views"]["imdb"]["sizes"] == {"train": 10, "valid": 2, "test": 6}
+    # cut: the four test reviews of more than 12 tokens (16, 13, 15, 13; the others have 11, 12)
+    assert recipe["stats"]["test"]["cut to 12 words"] == 4
+    labels = {"neg": "0", "pos": "1"}
+    test_labels = [labels[label] for label, _, _ in standin["test"]]
+    assert read(work / "trees" / "test.label") == test_labels
+    train_valid = read(work / "trees" / "train.label") + read(work / "trees" / "valid.label")
+    assert sorted(train_valid) == sorted(labels[x] for x, _, _ in standin["train"])
+    counts = list(map(int, read(work / "text" / "test.count")))
+    tokens = read(work / "text" / "test.tok")
+    first = tokens[:counts[0]]  # "Terrible. Mr. Smith could not save it.<br />Avoid."
+    assert first == ["Terrible .", "Mr. Smith could not save it .", "Avoid ."]
+    for line, count in zip(read(work / "trees" / "test"), counts):
+        root = parse_bracketed(line)
+        assert (root.label == "DOC") == (count > 1)  # several sentences: one DOC root
+        assert count == 1 or len(root.children) == count
+    for line in read(work / "views" / "imdb" / "test"):
+        assert len(parse_tree(line.replace("@@ ", "")).leaves) <= 12  # cut to whole sentences
+    assert (work / "bpe" / "codes").exists()
+    assert any("@@" in line for line in read(work / "views" / "imdb" / "train"))
+    check_data_bin(work, "imdb", 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Subject-verb agreement
+
+
+def test_sva_prefixes(tmp_path):
+    standin = standins.sva(tmp_path / "standin")
+    succeeded(run_recipe("sva", tmp_path / "data", SVA_DIR=str(standin["file"].parent),
+                         SVA_SIZES="10:4:6"))
+    work = tmp_path / "data" / "sva"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["stats"]["dependencies"] == len(standin["rows"])
+    assert recipe["stats"]["usable dependencies"] == len(standin["usable"]) == 21
+    assert recipe["views"]["sva"]["sizes"] == {"train": 10, "valid": 4, "test": 6}
+    assert recipe["stats"]["usable, in no split"] == 1
+    expected = {}  # the model's tokens before the verb -> the verb's number
+    for row in standin["usable"]:
+        prefix = " ".join(row["sentence"].split()[:int(row["verb_index"]) - 1])
+        expected[prefix] = {"VBZ": "0", "VBP": "1"}[row["verb_pos"]]
+    for split in SPLITS:
+        trees, labels = view(work, "sva", split)
+        prefixes = [" ".join(parse_tree(t).leaves) for t in trees]
+        assert labels == [expected[p] for p in prefixes]
+        parsed = [" ".join(parse_tree(t).leaves) for t in read(work / "parsed" / f"{split}.tok")]
+        assert all("NNS" not in p for p in parsed)  # parsed: the original words
+    all_prefixes = [" ".join(parse_tree(t).leaves) for s in SPLITS for t in view(work, "sva", s)[0]]
+    assert "the keys to NNS cabinet" in all_prefixes  # read: Linzen et al.'s tokens
+    assert not any(p.startswith("the cats and dogs") for p in all_prefixes)  # 51 tokens: out
+
+
+def test_sva_missing_column(tmp_path):
+    folder = tmp_path / "local"
+    folder.mkdir()
+    (folder / "agr_50_mostcommon_10K.tsv").write_text("sentence\torig_sentence\nthe dog\tthe dog\n")
+    proc = run_recipe("sva", tmp_path / "data", SVA_DIR=str(folder))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "agr_50_mostcommon_10K.tsv:1: no column verb_index, verb_pos" in proc.stderr
