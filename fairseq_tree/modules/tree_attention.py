@@ -129,9 +129,10 @@ class TreeAttentionBase(nn.Module):
             weights = torch.softmax(scores, dim=-1).to(q.dtype)
             context = F.dropout(weights, p=dropout, training=self.training) @ v
             weights = weights.view(batch, self.num_heads, copies, length, -1).transpose(1, 2)
-            weights = weights.reshape(rows, self.num_heads, length, -1)
+            weights = weights.reshape(rows, self.num_heads, length, k.size(2))
         context = context.view(batch, self.num_heads, copies, length, self.head_dim)
-        context = context.permute(3, 0, 2, 1, 4).reshape(length, rows, self.num_heads, -1)
+        context = context.permute(3, 0, 2, 1, 4)
+        context = context.reshape(length, rows, self.num_heads, self.head_dim)
         return context, weights
 
 
