@@ -127,9 +127,23 @@ def encode(setup: Setup, batches: list):
             setup.generator.model.forward_encoder(batch["net_input"])
 
 
+class CallCounter:
+    """Calls ``hook`` at every call of ``owner.name`` until ``remove()`` (a forward hook for a
+    method that is not a module)."""
+
+    def __init__(self, owner, name: str, hook):
+        self.owner, self.name = owner, name
+        method = getattr(owner, name)
+        setattr(owner, name, lambda *args, **kwargs: (hook(), method(*args, **kwargs))[1])
+
+    def remove(self):
+        delattr(self.owner, self.name)
+
+
 def decoding_counts(setup: Setup, batches: list) -> dict:
     """One generation pass (the warm-up) counting the decoder steps (output projections) and
-    the encoder-key projections of the decoder layers' encoder attentions, per batch."""
+    the encoder-key projections of the decoder layers' encoder attentions (for tree2seq, the
+    builds of the source memory, keys and values in one product), per batch."""
     calls = {"steps": 0, "keys": 0}
 
     def counter(name):
@@ -137,8 +151,12 @@ def decoding_counts(setup: Setup, batches: list) -> dict:
 
     decoder = setup.model.decoder
     hooks = [decoder.output_projection.register_forward_hook(counter("steps"))]
-    hooks += [layer.encoder_attn.k_proj.register_forward_hook(counter("keys"))
-              for layer in decoder.layers]
+    for layer in decoder.layers:
+        attention = layer.encoder_attn
+        if hasattr(attention, "source_memory"):  # tree cross-attention: K and V in one product
+            hooks.append(CallCounter(attention, "source_memory", counter("keys")))
+        else:
+            hooks.append(attention.k_proj.register_forward_hook(counter("keys")))
     try:
         outputs = generate(setup, batches)
     finally:

@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import accumulation  # noqa: E402
 import generation  # noqa: E402
 import parameters  # noqa: E402
+import training  # noqa: E402
 
 LAYER_ROWS = ("mha", "tree-attn", "layer", "tree-layer")
 RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
@@ -97,6 +98,44 @@ def test_generation_benchmark_decodes_the_forced_length(tmp_path, capsys, monkey
     header = [line.split()[:2] for line in printed].index(["batch", "model"])
     assert [line.split()[1] for line in printed[header + 1:]] == [
         "tree2seq", "transformer", "tree/plain"] * 2
+
+
+TINY_SIZES = ("--encoder-embed-dim 32 --encoder-ffn-embed-dim 64 --encoder-attention-heads 2 "
+              "--encoder-layers 1 --decoder-embed-dim 32 --decoder-ffn-embed-dim 64 "
+              "--decoder-attention-heads 2 --decoder-layers 1")
+
+
+def test_training_benchmark_compares_the_same_batches(tmp_path, capsys):
+    """bench/training.py at a toy size: fairseq's trainer runs both models of the quickstart
+    config on the same sentences; times, memory, FLOPs, ratios and the profile are reported."""
+    report = training.main(["--bpe-symbols", "200", "--train-args", TINY_SIZES, "--batches", "2",
+                            "--rounds", "1", "--profile", "--profile-rows", "5", "--device", "cpu",
+                            "--json", str(tmp_path / "train.json")])
+    assert json.loads((tmp_path / "train.json").read_text()) == report
+    args = report["fairseq_train_args"]
+    assert "--tree-input leaves-only" in args["transformer"] and "--tree-input" not in args["tree2seq"]
+    assert all("--batch-size 64" in a and "--encoder-layers 1" in a for a in args.values())
+    tree_params, plain_params = report["parameters"]["tree2seq"], report["parameters"]["transformer"]
+    assert 0 < tree_params - plain_params < 0.15 * plain_params  # u, E^v, E^h of 2 layers
+    assert len(report["batch_ids"]) == 2 and all(len(ids) == 64 for ids in report["batch_ids"])
+    result = report["results"]
+    sizes = result["batches"]
+    assert sizes["sentences"] == 128 and 0 < sizes["nodes_per_leaf"] <= sizes["padded_nodes_per_leaf"]
+    for name in training.MODELS:
+        measured = result[name]
+        assert measured["ms_per_update"] > 0 and measured["peak_mb"] > 0
+        flops = measured["gflop"]
+        assert flops["total"] > 0 and flops["mm"] > 0
+        assert flops["total"] == pytest.approx(sum(v for k, v in flops.items() if k != "total"))
+        assert [op["calls"] > 0 for op in result["profile"][name]] == [True] * 5
+    ratio, tree, plain = result["tree2seq/transformer"], result["tree2seq"], result["transformer"]
+    assert result["updates_timed"] == 2
+    assert ratio["flops (floor)"] == tree["gflop"]["total"] / plain["gflop"]["total"] > 1
+    assert ratio["peak_mb"] == tree["peak_mb"] / plain["peak_mb"]
+    assert ratio["time / floor"] == pytest.approx(ratio["ms_per_update"] / ratio["flops (floor)"])
+    printed = capsys.readouterr().out
+    assert "== profile: tree2seq" in printed and "== profile: transformer" in printed
+    assert printed.rstrip().splitlines()[-1].startswith("tree/plain")
 
 
 def test_parameter_report_matches_the_models(tmp_path):

@@ -218,7 +218,8 @@ def test_sentence_labels_train_and_validate(sst, tmp_path):
     accuracies = [float(x) for x in re.findall(r"\| train \| .*\| accuracy ([\d.]+)", proc.stdout)]
     assert accuracies and accuracies[-1] > accuracies[0]
     printed = validate(sst / "bin", tmp_path / "ck/checkpoint_last.pt")
-    assert printed == pytest.approx(recomputed_accuracy(sst / "bin", tmp_path / "ck/checkpoint_last.pt"), abs=0.01)
+    recomputed = recomputed_accuracy(sst / "bin", tmp_path / "ck/checkpoint_last.pt")
+    assert printed == pytest.approx(recomputed, abs=0.05)  # sentence_prediction logs round=1
 
 
 def test_node_targets_train_and_validate_with_class_groups(sst, tmp_path):

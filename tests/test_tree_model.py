@@ -263,3 +263,21 @@ def test_parameter_overhead_over_the_transformer(dictionary):
     d, head_dim, rows, layers = 512, 512 // 8, 100, 6 + 6
     assert tree - transformer == layers * (d + 2 * rows * head_dim // 2)
     assert (tree - transformer) / transformer < 0.0015
+
+
+def test_batch_without_nodes_trains_and_translates():
+    """One-word sentences have no nodes: a batch of them is M = 0 in the encoder, the
+    accumulation and cross-attention, in training and in beam search."""
+    dictionary = tree_dictionary()
+    torch.manual_seed(5)
+    model = build_model(dictionary)
+    words = [dictionary.index(f"w{i}") for i in range(3)]
+    batch = collate([([w, dictionary.eos()], [], [], [w, dictionary.eos()]) for w in words],
+                    dictionary)
+    assert batch["net_input"]["src_node_spans"].size(1) == 0
+    logits, _ = model(**batch["net_input"])
+    assert torch.isfinite(logits).all()
+    logits.sum().backward()
+    generator = SequenceGenerator([model.eval()], dictionary, beam_size=2, max_len_b=3)
+    hypotheses = generator.forward({"net_input": batch["net_input"]})
+    assert len(hypotheses) == len(words) and all(len(h) == 2 for h in hypotheses)

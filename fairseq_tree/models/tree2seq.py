@@ -99,6 +99,11 @@ class Tree2SeqModel(TransformerModel):
             src_lengths=src_lengths, return_all_hiddens=return_all_hiddens,
         )
 
+    def set_beam_size(self, beam_size: int):
+        """Called by fairseq's SequenceGenerator: the decoder's tree cross-attention keeps its
+        source memory once per sentence, not once per beam copy."""
+        self.decoder.set_beam_size(beam_size)
+
 
 def tree2seq_defaults(args):
     """Defaults of the tree options (the paper's: |E| = 100, both mechanisms on)."""

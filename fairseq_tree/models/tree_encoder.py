@@ -12,6 +12,13 @@ from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer
 
 
+def compute_dtype(x: Tensor) -> torch.dtype:
+    """The dtype the layers compute in: autocast's where it is on (--amp), else x's."""
+    if torch.is_autocast_enabled(x.device.type):
+        return torch.get_autocast_dtype(x.device.type)
+    return x.dtype
+
+
 def wrap_layer(layer, cfg):
     """FSDP wrapping, as fairseq wraps its own layers (activation checkpointing is refused by
     ``Tree2SeqModel.build_model``)."""
@@ -65,9 +72,12 @@ class TreeEncoder(TransformerEncoderBase):
         leaf_padding = src_tokens.eq(self.padding_idx)
         tree = SourceTree.from_batch(leaf_padding, src_node_spans)
         leaves, leaf_embedding = self.forward_embedding(src_tokens, token_embeddings)
-        x = torch.cat([leaves, self.embed_nodes(src_node_labels)], dim=1)
+        nodes = self.embed_nodes(src_node_labels)
+        x = torch.cat([leaves.transpose(0, 1), nodes.transpose(0, 1)], dim=0)  # (N+M) x B x C
         padding = torch.cat([leaf_padding, tree.node_padding_mask], dim=1)
-        x = x.masked_fill(padding.unsqueeze(-1), 0.0).transpose(0, 1)  # (N+M) x B x C
+        x = x.masked_fill(padding.t().unsqueeze(-1), 0.0)
+        if self.layers:
+            self.layers[0].self_attn.prepare(tree, compute_dtype(x))
 
         n = tree.num_leaves
         leaf_states: List[Tensor] = [x[:n]] if return_all_hiddens else []

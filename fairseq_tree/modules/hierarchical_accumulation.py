@@ -28,24 +28,29 @@ class AccumulationPlan:
     """The tree-only part of the accumulation of one batch: everything except values and w.
 
     Leaf columns are indices into the (padded) leaf axis of length n; node rows follow ``spans``.
+    The float tensors are in the dtype the plan was built for, the layers' compute dtype, so that
+    no layer converts them.
     """
 
     cover: Tensor  # B x M x N bool: leaf j lies in span_i (the cells of S that hold node i, Eq. 5)
     below: Tensor  # B x M x M bool: node t is below node i, itself included
     leaf_scale: Tensor  # B x M x N: 1 / (|span_i| * |C_j^i|) on cover, else 0 (Eqs. 6-7)
     path_length: Tensor  # B x M x N: |P(i, j)|, the nodes on the path from i down to leaf j
+    covered_leaves: Tensor  # B x N bool: leaf j lies in the span of some node
+    leaf_cover: Tensor  # B x N x M float: cover transposed (leaf j lies in span_t)
+    below_weight: Tensor  # B x M x M float: below
     embedding_paths: Optional["EmbeddingPaths"] = None  # only when embeddings are used
 
 
 @dataclass
 class EmbeddingPaths:
     """One entry per (node i, node t on a path below i, leaf j under t): the flat index of
-    alpha_ij and the rows of E^v and E^h that the cell (t, j) of S adds (Eq. 9), already turned
-    into flat indices of the gamma^v (B*M x Kv) and gamma^h (B*M x Kh) accumulators."""
+    alpha_ij and the rows of E^v and E^h that the cell (t, j) of S adds (Eq. 9), as flat indices
+    of one accumulator gamma (B*M x (Kv + Kh)): columns [0, Kv) count rows of E^v, [Kv, Kv + Kh)
+    rows of E^h. Both indices list the vertical entries, then the horizontal ones."""
 
-    weight_index: Tensor  # (P,) index of alpha_ij in alpha.view(-1)
-    vertical_target: Tensor  # (P,) (b*M + i) * Kv + clip(|V_j^t|)
-    horizontal_target: Tensor  # (P,) (b*M + i) * Kh + clip(|H_j^t|)
+    weight_index: Tensor  # (2P,) index of alpha_ij in alpha.view(-1), twice
+    target: Tensor  # (2P,) (b*M + i) * (Kv + Kh) + clip(|V_j^t|), then ... + Kv + clip(|H_j^t|)
     vertical_rows: int
     horizontal_rows: int
 
@@ -115,19 +120,18 @@ def hierarchical_embedding_paths(
     span_length = (spans[..., 1] - start).clamp(min=0)
     pair_batch, pair_node, pair_below = below.nonzero(as_tuple=True)  # (i, t) with t below i
     leaves_per_pair = span_length[pair_batch, pair_below]
-    b = pair_batch.repeat_interleave(leaves_per_pair)
-    i = pair_node.repeat_interleave(leaves_per_pair)
-    t = pair_below.repeat_interleave(leaves_per_pair)
-    first = (leaves_per_pair.cumsum(0) - leaves_per_pair).repeat_interleave(leaves_per_pair)
-    rank = torch.arange(b.numel(), device=spans.device) - first  # j - start_t
+    pair = torch.repeat_interleave(leaves_per_pair)  # the pair of each (i, t, j)
+    b, i, t = pair_batch[pair], pair_node[pair], pair_below[pair]
+    first = (leaves_per_pair.cumsum(0) - leaves_per_pair)[pair]
+    rank = torch.arange(pair.numel(), device=spans.device) - first  # j - start_t
     j = start[b, t] + rank
     vertical = path_length[b, t, j].clamp(max=vertical_rows - 1)
-    horizontal = (rank + 1).clamp(max=horizontal_rows - 1)
-    row = b * num_nodes + i
+    horizontal = vertical_rows + (rank + 1).clamp(max=horizontal_rows - 1)
+    row = (b * num_nodes + i) * (vertical_rows + horizontal_rows)
+    weight_index = (b * num_nodes + i) * num_leaves + j
     return EmbeddingPaths(
-        weight_index=row * num_leaves + j,
-        vertical_target=row * vertical_rows + vertical,
-        horizontal_target=row * horizontal_rows + horizontal,
+        weight_index=torch.cat([weight_index, weight_index]),
+        target=torch.cat([row + vertical, row + horizontal]),
         vertical_rows=vertical_rows,
         horizontal_rows=horizontal_rows,
     )
@@ -145,33 +149,32 @@ def build_accumulation_plan(
         embedding_rows: ``(Kv, Kh)``, the rows of E^v and E^h, or None without embeddings.
     """
     spans = spans.long()
+    exact = torch.promote_types(dtype, torch.float32)  # the scales of half models, rounded once
     cover = interpolation_cover(spans, num_leaves)
     below = subtree_relation(spans)
     path_length = branch_path_lengths(cover, below)
     plan = AccumulationPlan(
         cover=cover,
         below=below,
-        leaf_scale=aggregation_scale(spans, cover, path_length, dtype),
+        leaf_scale=aggregation_scale(spans, cover, path_length, exact).to(dtype),
         path_length=path_length,
+        covered_leaves=cover.any(dim=1),
+        leaf_cover=cover.transpose(1, 2).to(dtype).contiguous(),
+        below_weight=below.to(dtype),
     )
     if embedding_rows is not None:
         plan.embedding_paths = hierarchical_embedding_paths(spans, below, path_length, *embedding_rows)
     return plan
 
 
-def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> tuple:
-    """gamma^v (B x M x Kv) and gamma^h (B x M x Kh): how much of each row of E^v and E^h node i
-    accumulates (Eqs. 9-10 through Eqs. 6-7)."""
+def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> Tensor:
+    """gamma (B x M x (Kv + Kh)): how much of each row of E^v (first Kv columns) and of E^h (the
+    others) node i accumulates (Eqs. 9-10 through Eqs. 6-7)."""
     batch, num_nodes, _ = alpha.shape
+    rows = paths.vertical_rows + paths.horizontal_rows
     weights = alpha.reshape(-1)[paths.weight_index]
-    vertical = alpha.new_zeros(batch * num_nodes * paths.vertical_rows)
-    horizontal = alpha.new_zeros(batch * num_nodes * paths.horizontal_rows)
-    vertical = vertical.index_add(0, paths.vertical_target, weights)
-    horizontal = horizontal.index_add(0, paths.horizontal_target, weights)
-    return (
-        vertical.view(batch, num_nodes, paths.vertical_rows),
-        horizontal.view(batch, num_nodes, paths.horizontal_rows),
-    )
+    gamma = alpha.new_zeros(batch * num_nodes * rows).index_add(0, paths.target, weights)
+    return gamma.view(batch, num_nodes, rows)
 
 
 def accumulate(
@@ -185,7 +188,7 @@ def accumulate(
     """Eq. 8 (Eq. 10 with embeddings): N-bar' = V(U(F(L, N, R) + E), w), through ``plan``.
 
     Args:
-        leaves: B x N x d leaf values; nodes: B x M x d node values.
+        leaves: B x N x d leaf values; nodes: B x M x d node values (any strides).
         leaf_weights: B x N, the w of Eq. 7 (entries of leaves no node covers are ignored).
         vertical, horizontal: Kv x e/2 and Kh x e/2 rows of E^v and E^h, or None. d must be a
             multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the values, which
@@ -194,19 +197,18 @@ def accumulate(
         B x M x d; rows of padded nodes are 0.
     """
     dtype = leaves.dtype
-    scale = plan.leaf_scale.to(dtype)
-    # where, not a product: w may be anything (even NaN) at padded leaves.
-    alpha = torch.where(plan.cover, leaf_weights.to(dtype).unsqueeze(1) * scale, 0.0)
-    out = torch.bmm(alpha, leaves)
+    # where, not a product alone: w may be anything (even NaN) at leaves no node covers.
+    weights = torch.where(plan.covered_leaves, leaf_weights.to(dtype), 0.0)
+    alpha = weights.unsqueeze(1) * plan.leaf_scale.to(dtype)  # B x M x N, 0 off the cover
     # beta_it = sum over the leaves j of node t of alpha_ij, for t below i (t on P(i, j)).
-    beta = torch.bmm(alpha, plan.cover.to(dtype).transpose(1, 2)) * plan.below.to(dtype)
-    out = out + torch.bmm(beta, nodes)
+    beta = torch.bmm(alpha, plan.leaf_cover.to(dtype)) * plan.below_weight.to(dtype)
+    out = torch.baddbmm(torch.bmm(beta, nodes), alpha, leaves)
     if vertical is None:
         return out
     if plan.embedding_paths is None:
         raise ValueError("the accumulation plan was built without embedding rows")
-    gamma_v, gamma_h = embedding_weights(alpha, plan.embedding_paths)
-    embedded = torch.cat([gamma_v @ vertical.to(dtype), gamma_h @ horizontal.to(dtype)], dim=-1)
+    gamma = embedding_weights(alpha, plan.embedding_paths)
+    embedded = gamma @ torch.block_diag(vertical, horizontal).to(dtype)  # B x M x e
     batch, num_nodes, width = out.shape
     shared = out.view(batch, num_nodes, width // embedded.size(-1), embedded.size(-1))
     return (shared + embedded.unsqueeze(2)).view(batch, num_nodes, width)

@@ -5,6 +5,7 @@ from typing import Dict, Optional, Tuple
 
 import torch
 from torch import Tensor
+from torch.utils.weak import WeakIdKeyDictionary
 
 from fairseq_tree.modules.hierarchical_accumulation import (
     AccumulationPlan,
@@ -13,14 +14,27 @@ from fairseq_tree.modules.hierarchical_accumulation import (
     subtree_relation,
 )
 
+# Plans by spans tensor: the encoder's and the decoder's SourceTree of one batch hold the same
+# spans tensor (the decoder reads it from the encoder output), so the plan is built once per batch.
+# Entries go when the batch's spans tensor is freed.
+_PLANS_BY_SPANS: WeakIdKeyDictionary = WeakIdKeyDictionary()
+
+
+def blocked(visible: Tensor, dtype) -> Tensor:
+    """Additive attention mask in ``dtype``: 0 where ``visible``, -inf elsewhere (what SDPA
+    makes of a boolean mask at every call, made once)."""
+    return torch.zeros(visible.shape, dtype=dtype, device=visible.device).masked_fill_(
+        ~visible, float("-inf"))
+
 
 @dataclass
 class SourceTree:
     """Leaves (the columns of ``src_tokens``) and nodes (rows of ``src_node_spans``) of a batch.
 
-    The tree-only work (the accumulation plan, the self-attention mask) is computed on first use
-    and shared by every layer that reads this object. In the decoder the object also carries the
-    encoder's output states (``leaves``/``nodes``), the memory cross-attention reads.
+    The tree-only work (the accumulation plan, the attention masks) is computed once per batch
+    and shared by every layer that reads it; ``prepare`` does it before the layers run, so that
+    whatever needs a host-device synchronisation happens there. In the decoder the object also
+    carries the encoder's output states (``leaves``/``nodes``), the memory cross-attention reads.
     """
 
     spans: Tensor  # B x M x 2, [start, end) column indices; padded nodes [0, 0)
@@ -28,8 +42,9 @@ class SourceTree:
     node_padding_mask: Tensor  # B x M, True at padded nodes
     leaves: Optional[Tensor] = None  # N x B x C encoder leaf states (decoder side)
     nodes: Optional[Tensor] = None  # M x B x C encoder node states (decoder side)
-    _plans: Dict[Tuple, AccumulationPlan] = field(default_factory=dict, repr=False)
-    _masks: Dict[bool, Tensor] = field(default_factory=dict, repr=False)
+    _masks: Dict[Tuple, Tensor] = field(default_factory=dict, repr=False)
+    _states: Optional[Tensor] = field(default=None, repr=False)
+    _sentences: Dict[int, "SourceTree"] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_batch(cls, leaf_padding_mask: Tensor, spans: Tensor, **states) -> "SourceTree":
@@ -45,13 +60,29 @@ class SourceTree:
         return self.spans.size(1)
 
     def accumulation_plan(self, embedding_rows: Optional[tuple], dtype) -> AccumulationPlan:
-        """The plan of hierarchical accumulation for these trees (built once per row count)."""
-        key = (embedding_rows, dtype)
-        if key not in self._plans:
-            self._plans[key] = build_accumulation_plan(
-                self.spans, self.num_leaves, embedding_rows, dtype=dtype
-            )
-        return self._plans[key]
+        """The plan of hierarchical accumulation for these trees, in ``dtype`` (built once per
+        batch, embedding row count and dtype)."""
+        plans = _PLANS_BY_SPANS.setdefault(self.spans, {})
+        key = (self.num_leaves, embedding_rows, dtype)
+        if key not in plans:
+            plans[key] = build_accumulation_plan(self.spans, self.num_leaves, embedding_rows, dtype)
+        return plans[key]
+
+    def prepare(self, embedding_rows: Optional[tuple], dtype, subtree_masking=None):
+        """Build now what the layers will read: the plan and, with ``subtree_masking`` given,
+        the encoder's self-attention masks; otherwise cross-attention's memory mask."""
+        self.accumulation_plan(embedding_rows, dtype)
+        if subtree_masking is None:
+            self.memory_mask(dtype)
+        else:
+            self.leaf_query_mask(dtype)
+            self.node_query_mask(subtree_masking, dtype)
+        return self
+
+    def _cached(self, key: Tuple, build) -> Tensor:
+        if key not in self._masks:
+            self._masks[key] = build()
+        return self._masks[key]
 
     def self_attention_mask(self, subtree_masking: bool) -> Tensor:
         """B x 1 x (N+M) x (N+M) bool over [leaves; nodes], True where a query may attend a key.
@@ -61,27 +92,60 @@ class SourceTree:
         subtree, itself included; without it, every real leaf and node. A padded node sees only
         itself, which keeps its unused row finite.
         """
-        if subtree_masking not in self._masks:
-            self._masks[subtree_masking] = self._build_self_attention_mask(subtree_masking)
-        return self._masks[subtree_masking]
+        batch, n, m = self.leaf_padding_mask.size(0), self.num_leaves, self.num_nodes
+        leaf_rows = torch.cat([(~self.leaf_padding_mask).unsqueeze(1).expand(batch, n, n),
+                               self.leaf_padding_mask.new_zeros(batch, n, m)], dim=2)
+        return torch.cat([leaf_rows, self.node_visibility(subtree_masking)], dim=1).unsqueeze(1)
 
-    def _build_self_attention_mask(self, subtree_masking: bool) -> Tensor:
-        real_leaves = ~self.leaf_padding_mask  # B x N
-        real_nodes = ~self.node_padding_mask  # B x M
-        batch, n, m = real_leaves.size(0), self.num_leaves, self.num_nodes
-        leaf_rows = torch.cat(
-            [real_leaves.unsqueeze(1).expand(batch, n, n), real_leaves.new_zeros(batch, n, m)], dim=2
-        )
+    def node_visibility(self, subtree_masking: bool) -> Tensor:
+        """B x M x (N+M) bool: the node rows of ``self_attention_mask``."""
+        real_leaves, real_nodes = ~self.leaf_padding_mask, ~self.node_padding_mask
         if subtree_masking:
-            node_to_leaf = interpolation_cover(self.spans, n)
+            node_to_leaf = interpolation_cover(self.spans, self.num_leaves)
             node_to_node = subtree_relation(self.spans)
         else:
             node_to_leaf = real_nodes.unsqueeze(2) & real_leaves.unsqueeze(1)
             node_to_node = real_nodes.unsqueeze(2) & real_nodes.unsqueeze(1)
         padded_self = torch.diag_embed(self.node_padding_mask)
-        node_rows = torch.cat([node_to_leaf, node_to_node | padded_self], dim=2)
-        return torch.cat([leaf_rows, node_rows], dim=1).unsqueeze(1)
+        return torch.cat([node_to_leaf, node_to_node | padded_self], dim=2)
+
+    def leaf_query_mask(self, dtype) -> Tensor:
+        """B x 1 x 1 x N additive mask of the leaf queries over the leaf keys: leaves attend to
+        the real leaves only, so a key-padding mask is all they need."""
+        return self._cached(("leaf", dtype), lambda: blocked(
+            ~self.leaf_padding_mask[:, None, None, :], dtype))
+
+    def node_query_mask(self, subtree_masking: bool, dtype) -> Tensor:
+        """B x 1 x M x (N+M) additive mask of the node queries over [leaves; nodes] keys (the
+        node rows of ``self_attention_mask``)."""
+        return self._cached(("node", subtree_masking, dtype), lambda: blocked(
+            self.node_visibility(subtree_masking).unsqueeze(1), dtype))
 
     def memory_padding_mask(self) -> Tensor:
-        """B x (M+N) bool, True at padding, over the [nodes; leaves] memory of cross-attention."""
-        return torch.cat([self.node_padding_mask, self.leaf_padding_mask], dim=1)
+        """B x (N+M) bool, True at padding, over the [leaves; nodes] memory of cross-attention."""
+        return torch.cat([self.leaf_padding_mask, self.node_padding_mask], dim=1)
+
+    def memory_mask(self, dtype) -> Tensor:
+        """B x 1 x 1 x (N+M) additive key-padding mask of cross-attention's memory."""
+        return self._cached(("memory", dtype), lambda: blocked(
+            ~self.memory_padding_mask()[:, None, None, :], dtype))
+
+    @property
+    def states(self) -> Tensor:
+        """(N+M) x B x C: the encoder's leaf then node states, the memory of cross-attention
+        (concatenated once for all decoder layers)."""
+        if self._states is None:
+            self._states = torch.cat([self.leaves, self.nodes], dim=0)
+        return self._states
+
+    def sentences(self, copies: int) -> "SourceTree":
+        """The trees of rows 0, c, 2c, ... (c = ``copies``): one per sentence when the batch holds
+        c consecutive beam copies of each sentence (the same object for every layer)."""
+        if copies == 1:
+            return self
+        if copies not in self._sentences:
+            states = {name: getattr(self, name)[:, ::copies] for name in ("leaves", "nodes")}
+            self._sentences[copies] = SourceTree(
+                self.spans[::copies], self.leaf_padding_mask[::copies],
+                self.node_padding_mask[::copies], **states)
+        return self._sentences[copies]

@@ -70,49 +70,70 @@ class TreeAttentionBase(nn.Module):
         nn.init.constant_(self.out_proj.bias, 0.0)
         nn.init.normal_(self.leaf_weight, std=self.leaf_weight.numel() ** -0.5)
 
+    def accumulation_rows(self) -> Optional[Tuple[int, int]]:
+        """Rows of E^v and E^h, or None for -HierEmb: what the accumulation plan is built for."""
+        embedding = self.hierarchical_embedding
+        return None if embedding is None else embedding.rows
+
     def accumulated_node_values(self, tree: SourceTree, leaf_states: Tensor,
                                 leaf_values: Tensor, node_values: Tensor) -> Tensor:
         """N-bar' of Eq. 10 (Eq. 8 for -HierEmb) with w = L u (Eq. 7).
 
         Args:
-            leaf_states: B x N x C, the L that gives w; leaf_values / node_values: B x N x C and
-                B x M x C, the projected values L W^V and N W^V.
+            leaf_states: N x B x C, the L that gives w; leaf_values / node_values: N x B x C and
+                M x B x C, the projected values L W^V and N W^V.
         Returns:
-            B x M x C.
+            M x B x C, in the dtype of the values.
         """
-        weights = leaf_states @ self.leaf_weight.to(leaf_states.dtype)  # B x N
+        weights = (leaf_states @ self.leaf_weight.to(leaf_states.dtype)).t()  # B x N
+        plan = tree.accumulation_plan(self.accumulation_rows(), leaf_values.dtype)
         embedding = self.hierarchical_embedding
-        rows = embedding.rows if embedding is not None else None
-        dtype = torch.promote_types(leaf_values.dtype, torch.float32)
-        plan = tree.accumulation_plan(rows, dtype)
-        if embedding is None:
-            return accumulate(plan, leaf_values, node_values, weights)
-        return accumulate(plan, leaf_values, node_values, weights,
-                          embedding.vertical, embedding.horizontal)
+        tables = () if embedding is None else (embedding.vertical, embedding.horizontal)
+        accumulated = accumulate(plan, leaf_values.transpose(0, 1), node_values.transpose(0, 1),
+                                 weights, *tables)
+        return accumulated.transpose(0, 1)
+
+    def project(self, x: Tensor, *projections: nn.Linear) -> Tuple[Tensor, ...]:
+        """``projections`` of x as one matrix product (T x B x C -> one T x B x C view each):
+        the same arithmetic as applying each in turn, in fewer and larger products."""
+        weight = torch.cat([p.weight for p in projections])
+        bias = torch.cat([p.bias for p in projections])
+        return F.linear(x, weight, bias).chunk(len(projections), dim=-1)
 
     def split_heads(self, x: Tensor) -> Tensor:
-        """B x T x C -> B x H x T x D."""
-        batch, length, _ = x.shape
-        return x.view(batch, length, self.num_heads, self.head_dim).transpose(1, 2)
+        """T x B x C -> B x H x T x D (a view)."""
+        length, batch, _ = x.shape
+        return x.view(length, batch, self.num_heads, self.head_dim).permute(1, 2, 0, 3)
 
-    def attend(self, q: Tensor, k: Tensor, v: Tensor, visible: Tensor, need_weights: bool):
-        """Scaled dot-product attention over B x H x T x D tensors; ``visible`` is a bool mask
-        broadcastable to B x H x Tq x Tk (True: may attend). Returns the B x Tq x C context and,
-        with ``need_weights``, the B x H x Tq x Tk attention probabilities."""
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor, need_weights: bool):
+        """Scaled dot-product attention of T x B' x C projected queries over B x H x S x D keys
+        and values, where B' = c B: the c consecutive query rows of each key row (beam copies of
+        one sentence) share its keys. ``mask`` is additive, broadcastable to B x H x T' x S.
+
+        Returns the T x B' x H x D context (strided) and, with ``need_weights``, the
+        B' x H x T x S attention probabilities."""
+        length, rows, _ = q.shape
+        batch = k.size(0)
+        copies = rows // batch
+        # T x (B c) x C -> B x H x (c T) x D: the copies of a sentence are more queries of it.
+        q = q.view(length, batch, copies, self.num_heads, self.head_dim)
+        q = q.permute(1, 3, 2, 0, 4).reshape(batch, self.num_heads, copies * length, self.head_dim)
         dropout = self.dropout if self.training else 0.0
+        weights = None
         if not need_weights:
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=visible, dropout_p=dropout)
-            weights = None
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
         else:
             scores = (q @ k.transpose(-1, -2)) * self.head_dim**-0.5
             # softmax in float32 at least, as fairseq's attention does for half precision
-            scores = scores.to(torch.promote_types(scores.dtype, torch.float32))
-            scores = scores.masked_fill(~visible, float("-inf"))
+            scores = scores.to(torch.promote_types(scores.dtype, torch.float32)) + mask
             weights = torch.softmax(scores, dim=-1).to(q.dtype)
             context = F.dropout(weights, p=dropout, training=self.training) @ v
-        batch, _, length, _ = context.shape
-        context = context.transpose(1, 2).reshape(batch, length, self.embed_dim)
-        return self.out_proj(context), weights
+            weights = weights.view(batch, self.num_heads, copies, length, -1).transpose(1, 2)
+            weights = weights.reshape(rows, self.num_heads, length, k.size(2))
+        context = context.view(batch, self.num_heads, copies, length, self.head_dim)
+        context = context.permute(3, 0, 2, 1, 4)
+        context = context.reshape(length, rows, self.num_heads, self.head_dim)
+        return context, weights
 
 
 class TreeSelfAttention(TreeAttentionBase):
@@ -124,11 +145,20 @@ class TreeSelfAttention(TreeAttentionBase):
     key_padding_mask=tree, ...)``: the layer hands its padding mask to self-attention untouched,
     and for tree attention the ``SourceTree`` takes that place, as it says which keys each query
     may see.
+
+    Leaf queries and node queries are two attentions: the leaves over the leaf keys alone, with
+    a key-padding mask (all they need, which keeps SDPA on its fast kernels, and they never score
+    the node keys they may not see), the nodes over all keys with their subtree mask. Both masks
+    are additive, in the compute dtype, built once per batch (``SourceTree``).
     """
 
     def __init__(self, *args, subtree_masking: bool = True, **kwargs):
         super().__init__(*args, **kwargs)
         self.subtree_masking = subtree_masking
+
+    def prepare(self, tree: SourceTree, dtype) -> SourceTree:
+        """Build the batch's plan and masks before the layers run (see ``SourceTree.prepare``)."""
+        return tree.prepare(self.accumulation_rows(), dtype, self.subtree_masking)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: SourceTree,
                 need_weights: bool = False, attn_mask: Optional[Tensor] = None):
@@ -142,28 +172,43 @@ class TreeSelfAttention(TreeAttentionBase):
         if attn_mask is not None:
             raise ValueError("tree self-attention takes its mask from the tree, not attn_mask")
         tree, n = key_padding_mask, key_padding_mask.num_leaves
-        x = query.transpose(0, 1)  # B x (N+M) x C
-        values = self.v_proj(x)
-        node_values = self.accumulated_node_values(tree, x[:, :n], values[:, :n], values[:, n:])
-        values = torch.cat([values[:, :n], node_values.to(values.dtype)], dim=1)
-        q, k, v = (self.split_heads(t) for t in (self.q_proj(x), self.k_proj(x), values))
-        visible = tree.self_attention_mask(self.subtree_masking)
-        out, _ = self.attend(q, k, v, visible, need_weights=False)
-        return out.transpose(0, 1), None
+        parts = [n, tree.num_nodes]
+        q, k, values = self.project(query, self.q_proj, self.k_proj, self.v_proj)  # T x B x C
+        leaf_values, node_values = values.split(parts)
+        node_values = self.accumulated_node_values(tree, query[:n], leaf_values, node_values)
+        k, v = self.split_heads(k), self.split_heads(torch.cat([leaf_values, node_values]))
+        leaf_queries, node_queries = q.split(parts)
+        dtype = q.dtype
+        leaves, _ = self.attend(leaf_queries, k[:, :, :n], v[:, :, :n], tree.leaf_query_mask(dtype),
+                                need_weights=False)
+        nodes, _ = self.attend(node_queries, k, v, tree.node_query_mask(self.subtree_masking, dtype),
+                               need_weights=False)
+        context = torch.cat([leaves, nodes]).flatten(2)  # T x B x C
+        return self.out_proj(context), None
 
 
 @with_incremental_state
 class TreeCrossAttention(TreeAttentionBase):
     """Decoder attention over the source tree (Section 4.4, Eqs. 21-24).
 
-    Target queries attend to keys over [nodes; leaves] of the encoder output; node values are
+    Target queries attend to keys over [leaves; nodes] of the encoder output; node values are
     accumulated with this layer's own u_c (and hierarchical embeddings); no subtree mask. Called
     by fairseq's decoder layer as ``encoder_attn(query=x, key=tree, value=tree, ...)``, where
     ``tree`` is the ``SourceTree`` holding the encoder's leaf and node states.
 
     In incremental decoding the projected keys, the values (accumulation included) and the key
-    padding mask are computed once per source sentence and cached.
+    mask are computed once per source sentence and cached: with a beam size set
+    (``set_beam_size``, as for fairseq's encoder-decoder attention), once for the beam copies of a
+    sentence together.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.beam_size = 1
+
+    def set_beam_size(self, beam_size: int):
+        """Beam search's copies per sentence: consecutive batch rows that share one memory."""
+        self.beam_size = beam_size
 
     def forward(self, query: Tensor, key: Optional[SourceTree], value: Optional[SourceTree] = None,
                 key_padding_mask: Optional[Tensor] = None,
@@ -181,41 +226,48 @@ class TreeCrossAttention(TreeAttentionBase):
         need_weights = need_weights or need_head_weights
         memory = self._get_input_buffer(incremental_state)
         if "prev_key" not in memory:
-            memory = self.source_memory(key)
+            # Only beam search (incremental decoding) has beam copies; training never does.
+            copies = self.beam_size if incremental_state is not None else 1
+            copies = copies if key.spans.size(0) % copies == 0 else 1
+            memory = self.source_memory(key.sentences(copies))
+            memory["copies"] = copies  # a number, as "num_leaves": reading it needs no device
             if incremental_state is not None:
                 self._set_input_buffer(incremental_state, memory)
-        q = self.split_heads(self.q_proj(query.transpose(0, 1)))
-        visible = ~memory["prev_key_padding_mask"][:, None, None, :]
-        out, weights = self.attend(q, memory["prev_key"], memory["prev_value"], visible, need_weights)
+        context, weights = self.attend(self.q_proj(query), memory["prev_key"],
+                                       memory["prev_value"], memory["key_mask"], need_weights)
         if weights is not None:
-            weights = weights[..., int(memory["num_nodes"]):]  # the leaves of [nodes; leaves]
+            weights = weights[..., :memory["num_leaves"]]  # the leaves of [leaves; nodes]
             weights = weights.transpose(0, 1) if need_head_weights else weights.mean(dim=1)
-        return out.transpose(0, 1), weights
+        return self.out_proj(context.flatten(2)), weights
 
     def source_memory(self, tree: SourceTree) -> Dict[str, Tensor]:
-        """Keys (B x H x (M+N) x D) over [nodes; leaves], values with the accumulated nodes, and
-        the key padding mask (B x (M+N)) of the source trees."""
-        leaves, nodes = tree.leaves.transpose(0, 1), tree.nodes.transpose(0, 1)  # B x N|M x C
-        leaf_values, node_values = self.v_proj(leaves), self.v_proj(nodes)
-        node_values = self.accumulated_node_values(tree, leaves, leaf_values, node_values)
-        keys = self.k_proj(torch.cat([nodes, leaves], dim=1))
-        values = torch.cat([node_values.to(leaf_values.dtype), leaf_values], dim=1)
+        """Keys and values (B x H x (N+M) x D) over [leaves; nodes], the nodes' values
+        accumulated, and the additive key mask (B x 1 x 1 x (N+M)) of the source trees."""
+        states, n = tree.states, tree.num_leaves  # (N+M) x B x C
+        keys, values = self.project(states, self.k_proj, self.v_proj)
+        leaf_values, node_values = values.split([n, tree.num_nodes])
+        node_values = self.accumulated_node_values(tree, states[:n], leaf_values, node_values)
+        values = torch.cat([leaf_values, node_values])
         return {
             "prev_key": self.split_heads(keys),
             "prev_value": self.split_heads(values),
-            "prev_key_padding_mask": tree.memory_padding_mask(),
-            "num_nodes": torch.tensor(tree.num_nodes),
+            "key_mask": tree.memory_mask(values.dtype),
+            "num_leaves": n,
         }
 
     def reorder_incremental_state(self, incremental_state, new_order: Tensor):
         """Follow beam search: reorder the cached source memory along the batch. A reorder that
         keeps the batch size only moves rows among the beam copies of one sentence, whose memory
         is the same, so it is left as it is (fairseq's MultiheadAttention relies on this too);
-        when finished sentences leave the batch, the remaining rows are selected."""
+        when finished sentences leave the batch, the remaining sentences are selected."""
         memory = self._get_input_buffer(incremental_state)
-        if "prev_key" in memory and memory["prev_key"].size(0) != new_order.size(0):
-            for name in ("prev_key", "prev_value", "prev_key_padding_mask"):
-                memory[name] = memory[name].index_select(0, new_order)
+        if "prev_key" not in memory:
+            return incremental_state
+        copies = memory["copies"]
+        if memory["prev_key"].size(0) * copies != new_order.size(0):
+            order = new_order.view(-1, copies)[:, 0] // copies
+            for name in ("prev_key", "prev_value", "key_mask"):
+                memory[name] = memory[name].index_select(0, order)
             self._set_input_buffer(incremental_state, memory)
         return incremental_state
 

@@ -1,0 +1,316 @@
+"""Whole training updates, tree2seq against fairseq's Transformer on the same sentences: time per
+update, peak memory, matrix-product FLOPs, and an operator profile.
+
+    python bench/training.py                                  # data-bin built from tests/data/bible
+    python bench/training.py --data data/bible-en-fr-sample/data-bin --json FILE     # quickstart
+    python bench/training.py --data ... --archs tree2seq_iwslt_de_en transformer_iwslt_de_en
+    python bench/training.py --data ... --profile             # top operators, tree vs plain
+
+Both models are trained as fairseq-train trains them: the fairseq-train arguments of the
+experiment config (``--config``, default the quickstart's ``bible-en-fr-sample``; made by
+``fairseq_tree.cli.experiment``, so the batch, optimizer and dropout settings are the config's)
+are parsed by fairseq's own parser, and fairseq's task, model, criterion and ``Trainer`` run
+``train_step`` (forward, backward, Adam) on each batch. The first model reads the trees, the
+second (``--tree-input leaves-only``, as the config's transformer model) the leaves of the same
+sentences, in the same batches: --batches batches of fairseq's training batches (evenly spaced
+over the length-sorted list, so every length is represented). With --archs the two models are
+those architectures at their own sizes (the config's encoder-/decoder- settings are dropped).
+
+Measured, on the same batches:
+  ms/update   median over --rounds rounds of every batch, after one warm-up round; the two models
+              alternate batch by batch (and which goes first), so load on the machine hits both;
+              also the median ratio of the two updates of a batch that ran side by side
+  peak MB     one update of the batch with the most tokens: what it allocates on top of what
+              existed before it (PyTorch's memory timeline on the CPU, the peak counter on CUDA)
+  GFLOP       matrix-product FLOPs of one update of every batch, in total and by operator
+              (forward and backward; attention counted by its products: torch.utils.flop_counter
+              with the math attention kernel)
+  nodes/leaf  real nodes per real leaf of these batches, and the padded (B x M) / (B x N)
+and the ratios tree2seq / transformer: the FLOP ratio is the arithmetic floor of the time ratio.
+"""
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from fairseq import options, tasks, utils
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.trainer import Trainer
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.flop_counter import FlopCounterMode
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accumulation import machine_info, peak_bytes  # noqa: E402
+from generation import build_data_bin  # noqa: E402
+from report import write_json  # noqa: E402
+
+from fairseq_tree.cli.experiment import train_command  # noqa: E402
+from fairseq_tree.cli.experiment_config import load_experiment  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
+
+
+@dataclass
+class Setup:
+    """One model ready to train: its fairseq-train arguments, task and trainer."""
+
+    name: str
+    argv: list
+    task: object
+    trainer: Trainer
+
+    @property
+    def dataset(self):
+        return self.task.dataset(self.task.cfg.train_subset)
+
+
+def train_argv(args, model: str, data_bin: str, arch) -> list:
+    """fairseq-train's arguments (program name left out) for ``model`` of the config; with
+    ``arch``, that architecture at its own sizes."""
+    exp = load_experiment(Path(args.config_dir), args.config, model)
+    if arch is not None:
+        sizes = ("encoder-", "decoder-")
+        train = {k: v for k, v in exp.train.items() if not k.startswith(sizes)}
+        exp = dataclasses.replace(exp, train={**train, "arch": arch})
+    extras = ["--no-save", "--disable-validation", *shlex.split(args.train_args)]
+    if args.device == "cpu":
+        extras.append("--cpu")
+    command, _ = train_command(exp, Path(data_bin), Path(tempfile.gettempdir()), 0, extras)
+    return command[1:]
+
+
+def build_setup(name: str, argv: list) -> Setup:
+    """Task, model, criterion and Trainer as fairseq-train builds them, training set loaded."""
+    parser = options.get_training_parser()
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
+    utils.set_torch_seed(cfg.common.seed)
+    task = tasks.setup_task(cfg.task)
+    model = task.build_model(cfg.model)
+    trainer = Trainer(cfg, task, model, task.build_criterion(cfg.criterion))
+    task.load_dataset(cfg.dataset.train_subset, epoch=1)
+    return Setup(name, argv, task, trainer)
+
+
+def chosen_batches(setup: Setup, count: int) -> list:
+    """``count`` of fairseq's training batches (sentence ids), evenly spaced over the list
+    fairseq builds (sorted by length), the config's batch size and token ceiling applied."""
+    epoch_itr = setup.trainer.get_train_iterator(epoch=1, load_dataset=False)
+    batches = list(epoch_itr.frozen_batches)
+    step = len(batches) / min(count, len(batches))
+    return [batches[int(i * step)].tolist() for i in range(min(count, len(batches)))]
+
+
+def collate(setup: Setup, ids: list) -> dict:
+    """One batch as this model's task collates it (the trainer moves it to the device)."""
+    return setup.dataset.collater([setup.dataset[i] for i in ids])
+
+
+def sizes(batches: list) -> dict:
+    """Real and padded leaves and nodes of the tree batches."""
+    leaves = nodes = padded_leaves = padded_nodes = 0
+    for batch in batches:
+        net = batch["net_input"]
+        spans = net["src_node_spans"]
+        leaves += int(net["src_lengths"].sum())
+        nodes += int((spans[..., 0] < spans[..., 1]).sum())
+        padded_leaves += net["src_tokens"].numel()
+        padded_nodes += spans.shape[0] * spans.shape[1]
+    return {"sentences": sum(len(b["id"]) for b in batches), "leaves": leaves, "nodes": nodes,
+            "nodes_per_leaf": nodes / leaves, "padded_nodes_per_leaf": padded_nodes / padded_leaves,
+            "target_tokens": sum(int(b["ntokens"]) for b in batches)}
+
+
+def update(setup: Setup, batch: dict):
+    setup.trainer.train_step([batch])
+
+
+CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
+
+
+def timed_update(setup: Setup, batch: dict, args) -> float:
+    clock = CLOCKS[args.clock]
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    start = clock()
+    update(setup, batch)
+    if args.device == "cuda":
+        torch.cuda.synchronize()
+    return clock() - start
+
+
+def interleaved_times(setups: dict, batches: dict, args) -> dict:
+    """Seconds of every update, per model: one warm-up round, then ``args.rounds`` rounds in
+    which the models alternate batch by batch, each going first in turn."""
+    times = {name: [] for name in setups}
+    for round_ in range(args.rounds + 1):
+        for i in range(len(batches[MODELS[0]])):
+            order = MODELS if (round_ + i) % 2 == 0 else MODELS[::-1]
+            for name in order:
+                seconds = timed_update(setups[name], batches[name][i], args)
+                if round_ > 0:
+                    times[name].append(seconds)
+    return times
+
+
+def update_flops(setup: Setup, batches: list) -> dict:
+    """Matrix-product FLOPs of one update of each batch, in total and by operator (attention
+    through the math kernel, so that its products are counted wherever it runs)."""
+    counter = FlopCounterMode(display=False)
+    with counter, sdpa_kernel(SDPBackend.MATH):
+        for batch in batches:
+            update(setup, batch)
+    by_operator = {str(op).split(".")[-1]: n for op, n in counter.get_flop_counts()["Global"].items()}
+    return {"total": counter.get_total_flops(), **by_operator}
+
+
+def largest(batches: list) -> int:
+    """Index of the batch with the most source and target tokens (the peak-memory batch)."""
+    def tokens(batch):
+        net = batch["net_input"]
+        return net["src_tokens"].numel() + net["prev_output_tokens"].numel()
+    return max(range(len(batches)), key=lambda i: tokens(batches[i]))
+
+
+def profile_table(setup: Setup, batches: list, device: str, rows: int):
+    """torch.profiler over one update of each batch: (printed table, top operators)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as profiler:
+        for batch in batches:
+            update(setup, batch)
+    averages = profiler.key_averages()
+    key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
+    top = sorted(averages, key=lambda e: getattr(e, key), reverse=True)[:rows]
+    operators = [{"name": e.key, "calls": e.count,
+                  "self_ms": getattr(e, key) / 1000} for e in top]
+    return averages.table(sort_by=key, row_limit=rows), operators
+
+
+def timing(times: dict) -> dict:
+    """Medians per model, their ratio, and the median of the ratios of the updates that ran side
+    by side (the same batch in the same round), which load on the machine affects least."""
+    tree, plain = times[MODELS[0]], times[MODELS[1]]
+    return {"ms_per_update": {name: 1000 * statistics.median(t) for name, t in times.items()},
+            "ratio_of_medians": statistics.median(tree) / statistics.median(plain),
+            "median_pair_ratio": statistics.median(a / b for a, b in zip(tree, plain)),
+            "updates_timed": len(tree)}
+
+
+def measure(setups: dict, ids: list, args) -> dict:
+    """Every measurement of both models on the batches ``ids``."""
+    batches = {name: [collate(setup, batch) for batch in ids] for name, setup in setups.items()}
+    times = timing(interleaved_times(setups, batches, args))
+    peak = largest(batches[MODELS[0]])
+    result = {"batches": sizes(batches[MODELS[0]]), "peak_memory_batch": peak}
+    for name, setup in setups.items():
+        result[name] = {
+            "ms_per_update": times["ms_per_update"][name],
+            "peak_mb": peak_bytes(lambda: update(setup, batches[name][peak]), args.device) / 2**20,
+            "gflop": {k: v / 1e9 for k, v in update_flops(setup, batches[name]).items()},
+        }
+    tree, plain = result[MODELS[0]], result[MODELS[1]]
+    floor = tree["gflop"]["total"] / plain["gflop"]["total"]
+    result["tree2seq/transformer"] = {
+        "ms_per_update": times["ratio_of_medians"], "median_pair_ratio": times["median_pair_ratio"],
+        "peak_mb": tree["peak_mb"] / plain["peak_mb"], "flops (floor)": floor,
+        "time / floor": times["ratio_of_medians"] / floor}
+    result["updates_timed"] = times["updates_timed"]
+    if args.profile:
+        result["profile"] = {}
+        for name, setup in setups.items():
+            table, top = profile_table(setup, batches[name], args.device, args.profile_rows)
+            print(f"\n== profile: {name}, one update of each of {len(ids)} batches\n{table}",
+                  flush=True)
+            result["profile"][name] = top
+    return result
+
+
+def printed(report) -> list:
+    """The summary printed after the run."""
+    result, lines = report["results"], []
+    b = result["batches"]
+    lines.append(f"{len(report['batch_ids'])} batches, {b['sentences']} sentences, "
+                 f"{b['leaves']} leaves + {b['nodes']} nodes ({b['nodes_per_leaf']:.2f} nodes "
+                 f"per leaf; padded {b['padded_nodes_per_leaf']:.2f})")
+    lines.append(f"{'model':<13} {'ms/update':>10} {'peak MB':>9} {'GFLOP':>9}")
+    for name in MODELS:
+        r = result[name]
+        lines.append(f"{name:<13} {r['ms_per_update']:>10.1f} {r['peak_mb']:>9.1f} "
+                     f"{r['gflop']['total']:>9.2f}")
+    x = result["tree2seq/transformer"]
+    lines.append(f"{'tree/plain':<13} {x['ms_per_update']:>9.3f}x {x['peak_mb']:>8.3f}x "
+                 f"{x['flops (floor)']:>8.3f}x   time / floor {x['time / floor']:.3f}; median "
+                 f"ratio of side-by-side updates {x['median_pair_ratio']:.3f}x "
+                 f"({report['settings']['clock']} clock)")
+    return lines
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
+                        "sample of tests/data/bible, BPE'd and binarized into a temporary folder)")
+    parser.add_argument("--bpe-symbols", type=int, default=2000,
+                        help="BPE merges of the data-bin built without --data")
+    parser.add_argument("--config", default="bible-en-fr-sample",
+                        help="experiment config whose tree2seq and transformer models are trained")
+    parser.add_argument("--config-dir", default=str(ROOT / "configs"))
+    parser.add_argument("--archs", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),
+                        help="these architectures at their own sizes instead of the config's")
+    parser.add_argument("--train-args", default="",
+                        help="more fairseq-train flags for both models, one string (e.g. --bf16)")
+    parser.add_argument("--batches", type=int, default=10, help="training batches measured")
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes over the batches")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="wall time, or the process's CPU time (steadier on a shared "
+                        "machine; on a GPU the CPU time is not the update's time)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also print (and report) the top operators of each model")
+    parser.add_argument("--profile-rows", type=int, default=25)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    return parser
+
+
+def run(args, data_bin: str) -> dict:
+    archs = args.archs or (None, None)
+    argvs = {name: train_argv(args, name, data_bin, arch) for name, arch in zip(MODELS, archs)}
+    setups = {name: build_setup(name, argv) for name, argv in argvs.items()}
+    ids = chosen_batches(setups[MODELS[0]], args.batches)
+    report = {
+        "benchmark": "training updates (forward, backward, optimizer), tree2seq vs transformer",
+        "settings": {k: v for k, v in vars(args).items() if k != "json"},
+        "fairseq_train_args": {name: shlex.join(argv) for name, argv in argvs.items()},
+        "parameters": {name: sum(p.numel() for p in s.trainer.model.parameters())
+                       for name, s in setups.items()},
+        "machine": machine_info(args.device), "date": time.strftime("%Y-%m-%d"),
+        "batch_ids": ids,
+    }
+    report["results"] = measure(setups, ids, args)
+    report["machine"]["load_average_after"] = list(os.getloadavg())
+    return report
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    with tempfile.TemporaryDirectory() as work:
+        report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
+    print("\n".join(printed(report)), flush=True)
+    if args.json:
+        write_json(args.json, report)
+    return report
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        main()

@@ -1,0 +1,192 @@
+"""What tree2seq does per layer and per batch: the layers never wait for the device (everything
+that would, happens once per batch when the plan is built), the plan and masks are built once per
+batch, and beam search keeps one source memory per sentence."""
+
+import random
+
+import pytest
+import torch
+from fairseq.modules import FairseqDropout
+from fairseq.sequence_generator import SequenceGenerator
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import fairseq_tree.modules.source_tree as source_tree
+from fairseq_tree.modules.tree_attention import TreeCrossAttention
+from model_helpers import build_model, collate, random_examples, tree_dictionary
+
+aten = torch.ops.aten
+# Operations whose result the host must read before going on: on a GPU each one waits for the
+# device (what torch.cuda.set_sync_debug_mode reports). .item(), bool(), int() and float() of
+# a tensor all dispatch to _local_scalar_dense.
+SYNCING = {aten._local_scalar_dense, aten.nonzero, aten.masked_select, aten.unique_consecutive,
+           aten._unique2, aten.unique_dim}
+
+
+def host_reads(func, args) -> bool:
+    if func.overloadpacket in SYNCING:
+        return True
+    if func is aten.repeat_interleave.Tensor:  # counts given as a tensor
+        return True
+    if func.overloadpacket in (aten.index, aten.index_put, aten.index_put_):  # boolean masks
+        return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1])
+    return False
+
+
+class HostSyncs(TorchDispatchMode):
+    """Records the operations that would synchronise with a GPU (and ``Tensor.tolist``, which
+    does not dispatch), each with the innermost scope it ran in (see ``watch``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scopes, self.calls, self.seen = [], [], []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if host_reads(func, args):
+            self.record(str(func))
+        return func(*args, **(kwargs or {}))
+
+    def record(self, what: str):
+        if self.scopes:
+            self.seen.append((self.scopes[-1], what))
+
+    def watch(self, modules, name: str) -> list:
+        """Make each forward call of ``modules`` a scope (name, call number); returns the hooks."""
+        def enter(module, inputs):
+            self.calls.append((name, len(self.calls)))
+            self.scopes.append(self.calls[-1])
+
+        def leave(module, inputs, output):
+            self.scopes.pop()
+
+        return [h for m in modules for h in (m.register_forward_pre_hook(enter),
+                                             m.register_forward_hook(leave))]
+
+    def reads(self, name: str) -> dict:
+        """{call: [operations]} of every call of the scope ``name``."""
+        return {call: [what for scope, what in self.seen if scope == call]
+                for call in self.calls if call[0] == name}
+
+
+@pytest.fixture
+def syncs(monkeypatch):
+    mode = HostSyncs()
+    tolist = torch.Tensor.tolist
+
+    def counted_tolist(tensor):
+        mode.record("tolist")
+        return tolist(tensor)
+
+    monkeypatch.setattr(torch.Tensor, "tolist", counted_tolist)
+    return mode
+
+
+@pytest.fixture(scope="module")
+def dictionary():
+    return tree_dictionary()
+
+
+def test_layers_never_wait_for_the_device_in_training(dictionary, syncs):
+    """Forward and backward of a training batch: no tree layer reads a device value; the
+    encoder does, once, when it builds the batch's plan before its layers (which shows the
+    check sees such reads)."""
+    torch.manual_seed(3)
+    model = build_model(dictionary, attention_dropout=0.1)
+    for module in model.modules():  # training as it is run: with dropout
+        if isinstance(module, FairseqDropout):
+            module.p = 0.1
+    batch = collate(random_examples(random.Random(20), dictionary, 6), dictionary)
+    hooks = syncs.watch([*model.encoder.layers, *model.decoder.layers], "layer")
+    hooks += syncs.watch([model.encoder], "encoder")
+    with syncs:
+        log_probs = model.get_normalized_probs(model(**batch["net_input"]), log_probs=True)
+        syncs.scopes.append(("backward", 0))
+        log_probs.gather(-1, batch["target"].unsqueeze(-1)).sum().backward()
+        syncs.scopes.pop()
+    for hook in hooks:
+        hook.remove()
+    layers = syncs.reads("layer")
+    assert len(layers) == len(model.encoder.layers) + len(model.decoder.layers)
+    assert list(layers.values()) == [[]] * len(layers)
+    assert [what for scope, what in syncs.seen if scope == ("backward", 0)] == []
+    encoder, = syncs.reads("encoder").values()
+    assert "aten.nonzero.default" in encoder  # the plan's (i, t) pairs
+
+
+def test_beam_search_layers_wait_only_when_the_memory_is_built(dictionary, syncs):
+    """In beam search the decoder layers read device values only at the first step, when the
+    plan of the sentences' trees is built for their cached memory."""
+    torch.manual_seed(4)
+    model = build_model(dictionary).eval()
+    batch = collate(random_examples(random.Random(21), dictionary, 3), dictionary)
+    hooks = syncs.watch(model.decoder.layers, "layer")
+    generator = SequenceGenerator([model], dictionary, beam_size=3, max_len_b=6, min_len=6)
+    with syncs:
+        generator.generate([model], batch)
+    for hook in hooks:
+        hook.remove()
+    calls = list(syncs.reads("layer").values())
+    assert len(calls) == 7 * len(model.decoder.layers)  # 6 tokens and EOS
+    assert "aten.nonzero.default" in calls[0]
+    assert calls[1:] == [[]] * (len(calls) - 1)
+
+
+def test_one_plan_and_one_set_of_masks_per_batch(dictionary, monkeypatch):
+    """Encoder and decoder share the batch's accumulation plan; each attention mask is built
+    once for all layers, already additive."""
+    built = {"plans": 0, "masks": 0}
+    for name, key in (("build_accumulation_plan", "plans"), ("blocked", "masks")):
+        original = getattr(source_tree, name)
+
+        def counted(*args, _original=original, _key=key, **kwargs):
+            built[_key] += 1
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(source_tree, name, counted)
+    model = build_model(dictionary)
+    batch = collate(random_examples(random.Random(22), dictionary, 4), dictionary)
+    model(**batch["net_input"])[0].sum().backward()
+    assert len(model.encoder.layers) > 1 and len(model.decoder.layers) > 1
+    # leaf queries, node queries (encoder); the memory's key padding (decoder)
+    assert built == {"plans": 1, "masks": 3}
+
+
+def prefer_eos(model, dictionary, bonus: float):
+    """Raise EOS's logit so that sentences end after different numbers of steps (beam search
+    then drops finished sentences from the batch)."""
+    eos = torch.tensor([dictionary.eos()])
+    return model.decoder.output_projection.register_forward_hook(
+        lambda module, inputs, logits: logits.index_add(
+            -1, eos, torch.full_like(logits[..., :1], bonus)))
+
+
+def test_beam_search_keeps_one_memory_per_sentence(dictionary, monkeypatch):
+    """The cached cross-attention memory has one row per sentence, not per beam copy, and the
+    hypotheses equal those of a memory kept for every copy, also as finished sentences leave."""
+    torch.manual_seed(0)
+    model = build_model(dictionary).double().eval()
+    batch = collate(random_examples(random.Random(15), dictionary, 5), dictionary)
+    hook = prefer_eos(model, dictionary, 4.0)
+    rows, orders = [], []
+    build, reorder = TreeCrossAttention.source_memory, TreeCrossAttention.reorder_incremental_state
+    monkeypatch.setattr(TreeCrossAttention, "source_memory",
+                        lambda self, tree: rows.append(tree.spans.size(0)) or build(self, tree))
+    monkeypatch.setattr(TreeCrossAttention, "reorder_incremental_state",
+                        lambda self, state, order: orders.append(order.numel())
+                        or reorder(self, state, order))
+    results = {}
+    for shared in (True, False):
+        generator = SequenceGenerator([model], dictionary, beam_size=4, max_len_b=12)
+        if not shared:
+            for layer in model.decoder.layers:
+                layer.encoder_attn.set_beam_size(1)
+        hypotheses = generator.generate([model], batch)
+        results[shared] = [[(h["tokens"].tolist(), float(h["score"])) for h in hyps]
+                           for hyps in hypotheses]
+        assert rows == [5 if shared else 20] * len(model.decoder.layers)
+        assert len(set(orders)) > 2  # sentences finished at different steps
+        rows.clear(), orders.clear()
+    hook.remove()
+    for with_shared, per_copy in zip(results[True], results[False]):
+        assert [tokens for tokens, _ in with_shared] == [tokens for tokens, _ in per_copy]
+        for (_, a), (_, b) in zip(with_shared, per_copy):
+            assert a == pytest.approx(b, rel=1e-9)
