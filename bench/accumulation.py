@@ -13,13 +13,16 @@ Rows (each forward + backward, on random trees with m = round(0.8 n) nodes):
               13 GB), "-" in the table and null in the JSON above it
   mha         one fairseq MultiheadAttention self-attention layer over n + m tokens
   tree-attn   one TreeSelfAttention layer over the n leaves + m nodes (accumulation included)
+  tree-attn/layer  the same, its batch's plan and masks built beforehand (``prepare``), as the
+              encoder builds them once for all its layers: what each layer pays
   layer       one fairseq TransformerEncoderLayerBase (attention, LayerNorms, FFN --ffn) over
               n + m tokens, dropout 0
   tree-layer  one TreeEncoderLayer (the same layer with tree self-attention) over the n leaves +
               m nodes
-The tree rows build their SourceTree (accumulation plan, subtree mask) inside the call; the
-encoder builds it once per batch for all its layers. The last columns are the ratios tree/plain
-of time and peak memory: tree-attn / mha and tree-layer / layer.
+The tree-attn and tree-layer rows build their SourceTree (accumulation plan, subtree mask) inside
+the call, from a fresh copy of the spans (the plan is cached by spans tensor); the encoder builds
+it once per batch for all its layers. The last columns are the ratios tree/plain of time and
+peak memory: tree-attn / mha, tree-attn/layer / mha and tree-layer / layer.
 Peak memory is what the call allocates on top of its inputs (PyTorch's memory timeline, or CUDA's
 peak counter on a GPU). The CPU profiler logs "USDT ... profiler_start" lines on stderr.
 """
@@ -54,8 +57,10 @@ from fairseq_tree.modules.tree_attention import TreeSelfAttention  # noqa: E402
 from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer  # noqa: E402
 
 # Measured rows, in table order; RATIOS: name -> (tree row, plain row) of the tree/plain columns.
-NAMES = ("ours", "ours/layer", "dense", "mha", "tree-attn", "layer", "tree-layer")
-RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
+NAMES = ("ours", "ours/layer", "dense", "mha", "tree-attn", "tree-attn/layer", "layer",
+         "tree-layer")
+RATIOS = {"attention": ("tree-attn", "mha"), "attention/layer": ("tree-attn/layer", "mha"),
+          "encoder-layer": ("tree-layer", "layer")}
 
 
 def random_tree_spans(rng: random.Random, n: int, m: int) -> list:
@@ -132,12 +137,15 @@ def layer_methods(inputs, dim, ffn, heads, rows, device):
     layer = TransformerEncoderLayerBase(cfg).to(device)
     tree_layer = TreeEncoderLayer(cfg, hier_embed_rows=rows, subtree_masking=True).to(device)
 
-    def tree():  # what TreeEncoder.forward builds once per batch
-        return SourceTree.from_batch(leaf_padding, spans)
+    def tree():  # what TreeEncoder.forward builds once per batch; new spans: a new plan
+        return SourceTree.from_batch(leaf_padding, spans.clone())
 
+    prepared = tree_attention.prepare(tree(), tokens.dtype)
     return {
         "mha": lambda: mha(tokens, tokens, tokens, need_weights=False)[0].sum().backward(),
         "tree-attn": lambda: tree_attention(tokens, tokens, tokens, tree())[0].sum().backward(),
+        "tree-attn/layer": lambda: tree_attention(tokens, tokens, tokens,
+                                                  prepared)[0].sum().backward(),
         "layer": lambda: layer(tokens, encoder_padding_mask=None).sum().backward(),
         "tree-layer": lambda: tree_layer(tokens, tree()).sum().backward(),
     }

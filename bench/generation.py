@@ -19,8 +19,9 @@ For each batch size, over the test split (medians of --repeats passes, after a w
              sentences/s and ms per sentence
   encoder    the encoder alone (``forward_encoder`` of the generator) on the same batches
   steps      decoder steps per batch (calls of the output projection), hypothesis lengths, and
-             the encoder-key projections per batch of each decoder layer's encoder attention:
-             1 where keys and values (for tree2seq: with the accumulated nodes) are cached over
+             the encoder-key projections per batch of each decoder layer's encoder attention
+             (for tree2seq: builds of its source memory, keys and values in one product): 1
+             where keys and values (for tree2seq: with the accumulated nodes) are cached over
              the steps
 and the ratios tree2seq / transformer of both times. Without --data the test split is BPE'd and
 binarized from tests/data/bible into a temporary folder, as scripts/example.sh does.
@@ -253,8 +254,9 @@ def preamble(report) -> list:
         f"device {settings['device']}, {torch.get_num_threads()} threads, load average "
         f"{report['machine']['load_average'][0]:.2f} at the start, medians of "
         f"{settings['repeats']} passes after a warm-up pass",
-        "keys/batch/layer: encoder-key projections per batch in each decoder layer (1: the "
-        "encoder attention's keys and values are cached over the steps)",
+        "keys/batch/layer: encoder-key projections (tree2seq: source-memory builds) per batch "
+        "in each decoder layer (1: the encoder attention's keys and values are cached over the "
+        "steps)",
     ]
 
 

@@ -17,7 +17,7 @@ import generation  # noqa: E402
 import parameters  # noqa: E402
 import training  # noqa: E402
 
-LAYER_ROWS = ("mha", "tree-attn", "layer", "tree-layer")
+LAYER_ROWS = ("mha", "tree-attn", "tree-attn/layer", "layer", "tree-layer")
 RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
 
 
