@@ -12,6 +12,15 @@ formats of their real downloads, as ``Example``s: one document, its sentences an
 * Rotten Tomatoes snippets (``movieReviewSnippets_GroundTruth.txt`` of Hutto & Gilbert's
   ``hutto_ICWSM_2014.tar.gz``, inside PyPI's ``vadersentiment`` source distribution): ``ID <TAB>
   MEAN RATING <TAB> SENTENCE`` per line, the mean rating of 20 or more people on -4 .. +4.
+* SICK (Marelli et al. 2014, SemEval-2014 Task 1: ``SICK_train.txt``, ``SICK_trial.txt``,
+  ``SICK_test_annotated.txt``): a TSV file with a header; a row is a sentence pair ``pair_ID,
+  sentence_A, sentence_B, relatedness_score`` (1-5) ``, entailment_judgment`` (NEUTRAL,
+  ENTAILMENT, CONTRADICTION). An example's label is ``CLASS SCORE``: both tasks in one line.
+* MSRP (Dolan et al. 2004, ``msr_paraphrase_{train,test}.txt``): a TSV file with a header
+  ``Quality, #1 ID, #2 ID, #1 String, #2 String``; Quality 1 is a paraphrase. The strings hold
+  bare quotes, so rows are split at tabs, never read as CSV.
+
+Pairs are examples of two sentences, A then B (``Example.sentences``).
 
 Class symbols are ``"0"``, ``"1"``, ... in class order (fairseq maps labels to classes by the
 order of the label dictionary); ``CLASS_NAMES`` says what they mean. Bad input is a ``CliError``
@@ -39,6 +48,8 @@ CLASS_NAMES = {
     "rt-snippets": SENTIMENT_5,
     "imdb": ["negative", "positive"],
     "sva": ["singular (VBZ)", "plural (VBP)"],
+    "sick": ["neutral", "entailment", "contradiction"],
+    "msrp": ["not a paraphrase", "paraphrase"],
 }
 NEUTRAL = "2"
 # SST-2 from five classes (Socher et al., 2013; Tai et al., 2015): neutral dropped, the two
@@ -227,3 +238,59 @@ def random_split(examples: list, fractions: dict[str, int], seed: int) -> dict[s
               "test": order[sizes["valid"]:sizes["valid"] + sizes["test"]],
               "train": order[sizes["valid"] + sizes["test"]:]}
     return {split: [examples[i] for i in sorted(indices)] for split, indices in bounds.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentence pairs: SICK and MSRP
+
+SICK_FIELDS = ("pair_ID", "sentence_A", "sentence_B", "relatedness_score", "entailment_judgment")
+SICK_CLASSES = {"NEUTRAL": "0", "ENTAILMENT": "1", "CONTRADICTION": "2"}
+SICK_SCORES = 5  # relatedness on 1..5 (Tai et al.: a distribution over the integers 1..5)
+MSRP_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
+
+
+def tsv_rows(path: Path, header: list[str] | None) -> Iterator[tuple[str, list[str]]]:
+    """``(FILE:LINE, fields)`` of every row after the header line, which must start with
+    ``header`` (a byte-order mark is ignored)."""
+    lines = text_lines(path)
+    where, first = next(lines, (f"{path}:1", ""))
+    names = first.lstrip("\ufeff").split("\t")
+    if names[:len(header)] != header:
+        raise CliError(f"{where}: expected the header {chr(9).join(header)!r}, found "
+                       f"{first[:80]!r}")
+    for where, line in lines:
+        if line.strip():
+            yield where, line.split("\t")
+
+
+def sick_pairs(path: Path) -> list[Example]:
+    """The pairs of a SemEval SICK file, labelled ``CLASS SCORE`` (entailment class 0-2,
+    relatedness as written)."""
+    examples = []
+    for where, fields in tsv_rows(path, list(SICK_FIELDS)):
+        if len(fields) < len(SICK_FIELDS):
+            raise CliError(f"{where}: {len(fields)} fields; expected {chr(9).join(SICK_FIELDS)}")
+        _, sentence_a, sentence_b, score, judgment = fields[:len(SICK_FIELDS)]
+        try:
+            value = float(score)
+        except ValueError:
+            value = float("nan")
+        if not 1 <= value <= SICK_SCORES:
+            raise CliError(f"{where}: relatedness_score {score!r} is not a number in 1..5")
+        if judgment not in SICK_CLASSES:
+            raise CliError(f"{where}: entailment_judgment {judgment!r} is not one of "
+                           f"{', '.join(SICK_CLASSES)}")
+        examples.append(Example(where, [sentence_a, sentence_b],
+                                f"{SICK_CLASSES[judgment]} {score}"))
+    return examples
+
+
+def msrp_pairs(path: Path) -> list[Example]:
+    """The pairs of an MSRP file, labelled 1 (paraphrase) or 0."""
+    examples = []
+    for where, fields in tsv_rows(path, MSRP_HEADER):
+        if len(fields) != len(MSRP_HEADER) or fields[0] not in ("0", "1"):
+            raise CliError(f"{where}: expected Quality (0 or 1), #1 ID, #2 ID, #1 String, "
+                           f"#2 String separated by tabs")
+        examples.append(Example(where, [fields[3], fields[4]], fields[0]))
+    return examples

@@ -183,15 +183,21 @@ def text_lines(path: Path) -> Iterator[tuple[str, str]]:
         yield where, decode_line(raw, where)
 
 
-def parallel_lines(src: Path, tgt: Path) -> Iterator[tuple[str, str, str, str]]:
-    """``(src FILE:LINE, src text, tgt FILE:LINE, tgt text)``; sides of unequal length fail."""
-    lines = itertools.zip_longest(text_lines(src), text_lines(tgt))
-    for count, (left, right) in enumerate(lines):
-        if left is None or right is None:
-            longer, shorter = (tgt, src) if left is None else (src, tgt)
+def aligned_lines(*paths: Path) -> Iterator[tuple[tuple[str, str], ...]]:
+    """Line k of every file as ``(FILE:LINE, text)``; files of unequal length fail."""
+    for count, lines in enumerate(itertools.zip_longest(*map(text_lines, paths))):
+        if None in lines:
+            longer = paths[next(k for k, line in enumerate(lines) if line is not None)]
+            shorter = paths[lines.index(None)]
             raise CliError(f"{longer}:{count + 1}: {longer} has more lines than {shorter} "
                            f"({count}); the two sides are not aligned")
-        yield left[0], left[1], right[0], right[1]
+        yield lines
+
+
+def parallel_lines(src: Path, tgt: Path) -> Iterator[tuple[str, str, str, str]]:
+    """``(src FILE:LINE, src text, tgt FILE:LINE, tgt text)``; sides of unequal length fail."""
+    for (where_src, text_src), (where_tgt, text_tgt) in aligned_lines(src, tgt):
+        yield where_src, text_src, where_tgt, text_tgt
 
 
 def plain_pairs(src: Path, tgt: Path) -> Iterator[Pair]:

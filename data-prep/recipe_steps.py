@@ -4,6 +4,7 @@ prepare_classification.py for classification data): settings, parsing, BPE, skip
 
 import json
 import logging
+import shutil
 import sys
 from pathlib import Path
 
@@ -102,19 +103,32 @@ def write_classes(path: Path, count: int):
     path.write_text("".join(f"{k} 1\n" for k in range(count)), encoding="utf-8")
 
 
-def binarize_classification(folder: Path, dest: Path, node_targets: bool, workers: int):
+def binarize_classification(folder: Path, dest: Path, node_targets: bool, workers: int,
+                            pairs: bool = False, scores: int = 0):
     """fairseq's sentence_prediction layout of the files {split} (trees) and {split}.label in
     ``folder``: input0/ by fairseq-tree-preprocess (--node-targets node-classes.txt), label/ by
-    fairseq-preprocess with classes.txt."""
+    fairseq-preprocess with classes.txt. ``pairs``: {split}.input1 (the second trees) into
+    input1/ with input0's dictionary. ``scores``: the labels are distributions over 1..K, copied
+    as label/{split}.label (fairseq's --regression-target layout)."""
     from fairseq import options
     from fairseq_cli import preprocess as fairseq_preprocess
 
-    prefs = lambda suffix: [arg for split in ("train", "valid", "test")
+    splits = ("train", "valid", "test")
+    prefs = lambda suffix: [arg for split in splits
                             for arg in (f"--{split}pref", str(folder / f"{split}{suffix}"))]
     tree_preprocess.cli_main(["--only-source", *prefs(""), "--destdir", str(dest / "input0"),
                               "--workers", str(workers),
                               *(["--node-targets", str(folder / "node-classes.txt")]
                                 if node_targets else [])])
+    if pairs:
+        tree_preprocess.cli_main(["--only-source", *prefs(".input1"), "--destdir",
+                                  str(dest / "input1"), "--srcdict",
+                                  str(dest / "input0" / "dict.txt"), "--workers", str(workers)])
+    if scores:
+        (dest / "label").mkdir(parents=True, exist_ok=True)
+        for split in splits:
+            shutil.copyfile(folder / f"{split}.label", dest / "label" / f"{split}.label")
+        return
     labels = options.get_preprocessing_parser().parse_args(
         ["--only-source", *prefs(".label"), "--destdir", str(dest / "label"),
          "--srcdict", str(folder / "classes.txt"), "--workers", "1"])

@@ -252,3 +252,100 @@ def test_sva_missing_column(tmp_path):
     proc = run_recipe("sva", tmp_path / "data", SVA_DIR=str(folder))
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "agr_50_mostcommon_10K.tsv:1: no column verb_index, verb_pos" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# Sentence pairs: SICK and MSRP (Ahmed et al., 2019)
+
+
+def leaves(tree: str) -> list[str]:
+    return parse_tree(tree.replace("@@ ", "")).leaves
+
+
+@pytest.fixture(scope="module")
+def sick(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sick")
+    standin = standins.sick(root / "standin")
+    succeeded(run_recipe("sick", root / "data", SICK_URL=(root / "standin").as_uri(),
+                         BPE_MERGES="30"))
+    assert (root / "data" / "orig" / "sick" / "SICK_trial.txt").is_file()  # downloaded, extracted
+    return root / "data" / "sick", standin
+
+
+def test_sick_entailment_and_relatedness(sick):
+    work, standin = sick
+    recipe = json.loads((work / "recipe.json").read_text())
+    classes = {"NEUTRAL": "0", "ENTAILMENT": "1", "CONTRADICTION": "2"}
+    for name in ("sick-e", "sick-r"):
+        assert recipe["views"][name]["sizes"] == {"train": 6, "valid": 3, "test": 4}
+    for split in SPLITS:
+        trees_a, labels_e = view(work, "sick-e", split)
+        trees_b = read(work / "views" / "sick-e" / f"{split}.input1")
+        rows = standin[split]
+        assert [leaves(t) for t in trees_a] == [a.split() for a, _, _, _ in rows]
+        assert [leaves(t) for t in trees_b] == [b.split() for _, b, _, _ in rows]
+        assert labels_e == [classes[judgment] for _, _, _, judgment in rows]
+        trees_r, labels_r = view(work, "sick-r", split)
+        assert trees_r == trees_a
+        for line, (_, _, score, _) in zip(labels_r, rows, strict=True):
+            p = [float(x) for x in line.split()]  # Tai et al.: r^T p = the score
+            assert len(p) == 5 and sum(p) == pytest.approx(1)
+            assert sum((k + 1) * x for k, x in enumerate(p)) == pytest.approx(float(score))
+    assert read(work / "views" / "sick-r" / "test.label")[1] == "0 0 0.4 0.6 0"  # 3.6
+    assert any("@@" in line for line in read(work / "views" / "sick-e" / "train.input1"))
+    e, r = work / "data-bin" / "sick-e", work / "data-bin" / "sick-r"
+    assert read(e / "label" / "dict.txt") == ["0 1", "1 1", "2 1"]
+    for data_bin in (e, r):
+        assert (data_bin / "input1" / "dict.txt").read_text() == \
+            (data_bin / "input0" / "dict.txt").read_text()
+        for split in SPLITS:
+            assert (data_bin / "input1" / f"{split}.spans.idx").exists()
+    assert not (r / "label" / "dict.txt").exists()
+    assert read(r / "label" / "test.label") == read(work / "views" / "sick-r" / "test.label")
+
+
+def test_msrp_pairs_and_a_bad_row(tmp_path):
+    standin = standins.msrp(tmp_path / "standin")
+    succeeded(run_recipe("msrp", tmp_path / "data", MSRP_DIR=str(tmp_path / "standin"),
+                         MSRP_VALID_SIZE="3"))
+    work = tmp_path / "data" / "msrp"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["views"]["msrp"]["sizes"] == {"train": 7, "valid": 3, "test": 4}
+    a, labels = view(work, "msrp", "test")
+    b = read(work / "views" / "msrp" / "test.input1")
+    assert labels == [quality for quality, _, _ in standin["test"]]
+    assert leaves(a[0]) == ["He", "said", '"', "yes", '"', "to", "the", "offer", "."]  # Moses
+    assert leaves(b[0]) == ["He", "accepted", "the", "offer", ",", "saying", '"', "yes", '"', "."]
+    assert [leaves(s) for s in a[1:]] == [s.split() for _, s, _ in standin["test"][1:]]
+    assert [leaves(t) for t in b[1:]] == [t.split() for _, _, t in standin["test"][1:]]
+    held = [(x, " ".join(leaves(s))) for s in ("train", "valid")
+            for x, s in zip(view(work, "msrp", s)[1], view(work, "msrp", s)[0])]
+    assert len(held) == 10 and {x for x, _ in held} == {"0", "1"}
+    (tmp_path / "bad").mkdir()
+    for split in ("train", "test"):
+        (tmp_path / "bad" / f"msr_paraphrase_{split}.txt").write_text(
+            "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tA dog .\tA dog .\n"
+            "yes\t3\t4\tA cat .\tA cat .\n")
+    proc = run_recipe("msrp", tmp_path / "data2", MSRP_DIR=str(tmp_path / "bad"))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert re.search(r"msr_paraphrase_train\.txt:3: expected Quality \(0 or 1\)", proc.stderr), \
+        proc.stderr[-800:]
+
+
+@pytest.mark.parametrize("name,model,metric", [
+    ("sick-r", "recursive_multibranch_classifier", "mse"),
+    ("sick-e", "recursive_multibranch_classifier-single-head", "accuracy")])
+def test_train_and_evaluate_scripts_on_sick(sick, name, model, metric):
+    """Ahmed et al.'s pair configs through scripts/train.sh and evaluate.sh (a few updates):
+    test-results.json holds the config's metric as fairseq-validate printed it."""
+    work, _ = sick
+    run_script("train.sh", work, name, model, "--max-update", "3", "--num-workers", "0")
+    out = run_script("evaluate.sh", work, name, model)
+    save_dir = work.parent / "ckpt" / name / model
+    results = json.loads((save_dir / "test-results.json").read_text())
+    log = (save_dir / "validate.log").read_text()
+    printed = re.search(rf"valid on 'test' subset \|.*\| {metric} ([\d.]+)", log)
+    assert printed and results["metric"] == metric and results[metric] == float(printed.group(1))
+    assert ("pearson" in results["metrics"]["test"]) == (metric == "mse")
+    assert results[f"paper_{metric}"] == {"sick-r": 0.3012, "sick-e": 80.17}[name]
+    assert f"test {metric} " in out

@@ -40,6 +40,15 @@ PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 4
 CLASSIFICATION = {"sst5": (47.4, 37.6), "sst2": (84.3, 74.8), "imdb": (90.1, 86.5),
                   "sva": (98.0, 94.4)}
 SENTIMENT_BENCHMARKS = ["rt-snippets-2", "rt-snippets-5"]
+# Ahmed et al. (2019), CTT: Table 1 (PE off; MSRP: Table 2), Table 2 (PE on), Table 3 (one head,
+# several heads): SICK-E accuracy, SICK-R mse, MSRP accuracy.
+PAIR_TASKS = {"sick-e": ("accuracy", [82.72, 81.83, 80.17, 79.66]),
+              "sick-r": ("mse", [0.3012, 0.3088, 0.4657, 0.4346]),
+              "msrp": ("accuracy", [68.62, 71.73, 69.35, 70.01])}
+MULTIBRANCH = ["recursive_multibranch_classifier",
+               "recursive_multibranch_classifier-positional-encoding",
+               "recursive_multibranch_classifier-single-head",
+               "recursive_multibranch_classifier-multi-head"]
 
 
 def run_experiment(capsys, monkeypatch, *argv, **env):
@@ -71,7 +80,7 @@ def option(command, name):
 
 
 def test_every_pair_has_both_models_and_the_papers_numbers():
-    others = set(BENCHMARKS) | set(CLASSIFICATION) | set(SENTIMENT_BENCHMARKS)
+    others = set(BENCHMARKS) | set(CLASSIFICATION) | set(SENTIMENT_BENCHMARKS) | set(PAIR_TASKS)
     assert sorted(set(known_pairs(CONFIGS)) - others) == PAIRS
     for pair in PAIRS:
         big = ["tree2seq-big", "transformer-big"] if pair.startswith("wmt") else []
@@ -159,6 +168,48 @@ def test_classification_configs_hold_the_papers_settings():
     assert ablations == [46.1, 45.7]  # Table 3
 
 
+def test_recursive_encoder_configs_hold_their_papers_settings(tmp_path):
+    """Ahmed et al.'s CTT on SST-2 and the pair tasks (Adagrad 2e-4, 300-d, its ablations and
+    numbers); Recursive Tree Attention on SST-5, SST-2 and IMDB (10,000 steps; batches of 256
+    sentences on SST; its Table 1 with ablations)."""
+    for name, (metric, paper) in PAIR_TASKS.items():
+        for model, number in zip(MULTIBRANCH, paper, strict=True):
+            exp = load_experiment(CONFIGS, name, model)
+            assert (exp.metric, exp.paper_result, exp.data_bin) == (
+                metric, number, f"data-bin/{name}")
+            assert (exp.train["optimizer"], exp.train["lr"], exp.train["batch-size"]) == (
+                "adagrad", "2e-4", 25)
+            assert exp.train["arch"] == "recursive_multibranch_classifier"
+            assert exp.train.get("positional-encoding", False) == model.endswith("encoding")
+            assert exp.train.get("composition-attention", "multi-branch") == (
+                model.rsplit("-", 2)[-2] + "-head" if model.endswith("head") else "multi-branch")
+    sick_r = load_experiment(CONFIGS, "sick-r", MULTIBRANCH[0])
+    assert (sick_r.train["criterion"], sick_r.task["num-classes"]) == ("score_distribution", 5)
+    assert (sick_r.train["best-checkpoint-metric"], sick_r.train["maximize-best-checkpoint-metric"]
+            ) == ("mse", False)
+    sst2 = [load_experiment(CONFIGS, "sst2", model) for model in MULTIBRANCH]
+    assert [exp.paper_accuracy for exp in sst2] == [86.66, 83.96, 84.58, 83.74]
+    assert all(exp.train["optimizer"] == "adagrad" and exp.train["adam-betas"] is None
+               for exp in sst2)
+    rta = "recursive_tree_attention_classifier"
+    ablations = {"sst5": [48.7, 36.7, 47.7, 46.0], "sst2": [89.1, 80.2, 87.5, 87.1]}
+    for name, paper in ablations.items():
+        for flag, number in zip(["", "plain-attention", "no-node-positions",
+                                 "no-label-embeddings"], paper, strict=True):
+            exp = load_experiment(CONFIGS, name, f"{rta}-{flag}" if flag else rta)
+            assert exp.paper_accuracy == number and exp.train["arch"] == rta
+            assert (exp.train["batch-size"], exp.train["max-update"]) == (256, 10000)
+            assert [k for k in ("plain-attention", "no-node-positions", "no-label-embeddings")
+                    if exp.train.get(k)] == ([flag] if flag else [])
+    imdb = load_experiment(CONFIGS, "imdb", rta)
+    assert (imdb.paper_accuracy, imdb.train["max-update"]) == (91.2, 10000)
+    for exp in [*sst2, imdb]:
+        assert exp.train["arch"] in ARCH_MODEL_REGISTRY
+    (tmp_path / "bad.yaml").write_text("base: %s\nmetric: f1\n" % (CONFIGS / "sick-e.yaml"))
+    with pytest.raises(CliError, match="metric is 'f1', not one of"):
+        load_experiment(tmp_path, "bad", MULTIBRANCH[0])
+
+
 # (pair, model, GPUs) -> (--update-freq, per-GPU --max-tokens): processes x max-tokens x
 # update-freq is the paper's batch, and no GPU gets more than 4096 tokens.
 BATCHES = [
@@ -221,7 +272,8 @@ def test_clear_errors(capsys, monkeypatch, tmp_path):
     env = {"DATA": tmp_path / "data", "CHECKPOINTS": tmp_path / "ckpt"}
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt99-xx-yy", "tree2seq", **env)
     assert code == 1 and "unknown config 'iwslt99-xx-yy'" in err
-    everything = PAIRS + list(BENCHMARKS) + list(CLASSIFICATION) + SENTIMENT_BENCHMARKS
+    everything = (PAIRS + list(BENCHMARKS) + list(CLASSIFICATION) + SENTIMENT_BENCHMARKS
+                  + list(PAIR_TASKS))
     assert ", ".join(sorted(everything)) in err
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt14-en-de", "tree2seq-big",
                                   **env)

@@ -1,9 +1,11 @@
 """Evaluating a classification experiment (``kind: classification`` in configs/): fairseq-validate
-on the valid and test splits of the task's data-bin, its accuracy written to test-results.json.
+on the valid and test splits of the task's data-bin, its metric (the config's ``metric``:
+accuracy, or mse for scores) written to test-results.json.
 
 fairseq-validate builds the task and criterion the checkpoint was trained with, so the accuracy
 is the criterion's: one label per example (``sentence_prediction``), or the root's class of
-``node_classification`` (grouped, e.g. SST-2 from five classes, with ``--class-groups``).
+``node_classification`` (grouped, e.g. SST-2 from five classes, with ``--class-groups``); the
+mse (and Pearson's r) of ``score_distribution``'s expected scores.
 """
 
 import json
@@ -23,10 +25,11 @@ SUBSET = re.compile(r"valid on '([^']+)' subset \| (.*)$", re.M)
 
 
 def check_data(data_bin: Path, recipe_command: str) -> Path:
-    """The task's data-bin (input0/ and label/); a clear error naming the recipe otherwise."""
-    for part in ("input0", "label"):
-        if not (data_bin / part / "dict.txt").is_file():
-            raise CliError(f"{data_bin}: no binarized data (no {part}/dict.txt); run "
+    """The task's data-bin (input0/ and label/: a class dictionary, or scores); a clear error
+    naming the recipe otherwise."""
+    for part, names in (("input0", ["dict.txt"]), ("label", ["dict.txt", "train.label"])):
+        if not any((data_bin / part / name).is_file() for name in names):
+            raise CliError(f"{data_bin}: no binarized data (no {part}/{names[0]}); run "
                            f"{recipe_command} first")
     return data_bin
 
@@ -66,18 +69,20 @@ def evaluate(exp: Experiment, data_bin: Path, model: Path, averaged: list[str], 
     cmd = validate_command(exp, data_bin, model, extras)
     print(shlex.join(cmd), flush=True)
     metrics = read_metrics(run_logged(cmd, save_dir / "validate.log"))
-    if "accuracy" not in metrics.get("test", {}):
-        raise CliError(f"fairseq-validate printed no test accuracy (see {save_dir}/validate.log)")
+    metric = exp.metric
+    if metric not in metrics.get("test", {}):
+        raise CliError(f"fairseq-validate printed no test {metric} (see {save_dir}/validate.log)")
     results = {"name": exp.name, "model": exp.model, "checkpoint": str(model),
                "averaged_checkpoints": averaged, "validate_command": shlex.join(cmd),
-               "accuracy": metrics["test"]["accuracy"],
-               "valid_accuracy": metrics.get("valid", {}).get("accuracy"),
-               "metrics": metrics, "paper_accuracy": exp.paper_accuracy}
+               "metric": metric, metric: metrics["test"][metric],
+               f"valid_{metric}": metrics.get("valid", {}).get(metric),
+               "metrics": metrics, f"paper_{metric}": exp.paper_result}
     path = save_dir / "test-results.json"
     with open_output(str(path)) as sink:
         sink.write(json.dumps(results, indent=2).encode("utf-8") + b"\n")
-    print(f"test accuracy {results['accuracy']:.2f} (valid {results['valid_accuracy']})")
-    if exp.paper_accuracy is not None:
-        print(f"paper (Table 2, accuracy): {exp.paper_accuracy}")
+    digits = 2 if metric == "accuracy" else 4
+    print(f"test {metric} {results[metric]:.{digits}f} (valid {results[f'valid_{metric}']})")
+    if exp.paper_result is not None:
+        print(f"paper ({metric}): {exp.paper_result}")
     print(f"results: {path}")
     return 0

@@ -16,9 +16,13 @@ from fairseq_tree.cli.average import PATTERNS
 from fairseq_tree.cli.console import CliError
 
 SECTIONS = {"batch", "train", "gpu", "task", "generate", "validate", "evaluate", "paper_bleu",
-            "paper_accuracy"}
-TOP_KEYS = SECTIONS | {"base", "kind", "pair", "data_bin", "source", "target", "recipe", "models"}
+            "paper_accuracy", "paper_mse"}
+TOP_KEYS = SECTIONS | {"base", "kind", "pair", "data_bin", "source", "target", "recipe", "models",
+                       "metric"}
 KINDS = ("translation", "classification")
+# What a classification experiment reports from fairseq-validate: accuracy (%), or the mean
+# squared error of a score (SICK-R); each with the paper's value under paper_<metric>.
+METRICS = ("accuracy", "mse")
 
 
 def read_yaml(path: Path) -> dict:
@@ -86,8 +90,17 @@ class Experiment:
     generate: dict | None = None
     compound_split: bool = False
     paper_bleu: float | None = None
-    validate: dict | None = None  # classification: fairseq-validate flags
+    validate: dict | None = None  # classification: fairseq-validate flags, and the next three
+    metric: str = "accuracy"
     paper_accuracy: float | None = None
+    paper_mse: float | None = None
+
+    @property
+    def paper_result(self) -> float | None:
+        """The paper's value of the experiment's metric (BLEU for translation)."""
+        if self.kind == "translation":
+            return self.paper_bleu
+        return getattr(self, f"paper_{self.metric}")
 
     @property
     def fairseq_task(self) -> str:
@@ -115,6 +128,8 @@ def load_experiment(config_dir: Path, pair: str, model: str) -> Experiment:
         raise CliError(f"{path}: evaluate.checkpoints is {kind!r}, not one of {sorted(PATTERNS)}")
     if config.get("kind", "translation") not in KINDS:
         raise CliError(f"{path}: kind is {config.get('kind')!r}, not one of {list(KINDS)}")
+    if config.get("metric", "accuracy") not in METRICS:
+        raise CliError(f"{path}: metric is {config.get('metric')!r}, not one of {list(METRICS)}")
     try:
         return build_experiment(pair, model, config)
     except KeyError as err:
@@ -133,7 +148,9 @@ def build_experiment(name: str, model: str, config: dict) -> Experiment:
         average=int(evaluate["average"]), checkpoints=evaluate["checkpoints"])
     if common["kind"] == "classification":
         return Experiment(**common, validate=config["validate"],
-                          paper_accuracy=config.get("paper_accuracy"))
+                          metric=config.get("metric", "accuracy"),
+                          paper_accuracy=config.get("paper_accuracy"),
+                          paper_mse=config.get("paper_mse"))
     return Experiment(**common, source=config["source"], target=config["target"],
                       generate=config["generate"], compound_split=bool(evaluate["compound_split"]),
                       paper_bleu=config.get("paper_bleu"))

@@ -1,8 +1,9 @@
 """Small stand-ins for the classification recipes' downloads, in the real files' layouts and
 formats: SST's trainDevTestTrees_PTB.zip (labelled PTB trees), IMDB's aclImdb_v1.tar.gz (one review
 a file, ``<br />`` between paragraphs), Linzen et al.'s gzipped dependency TSV (all 18 columns),
-and the vadersentiment source distribution holding hutto_ICWSM_2014.tar.gz (CRLF lines
-``ID<TAB>RATING<TAB>SENTENCE``). Each returns what the recipe must make of it.
+the vadersentiment source distribution holding hutto_ICWSM_2014.tar.gz (CRLF lines
+``ID<TAB>RATING<TAB>SENTENCE``), SemEval's three SICK archives and MSRP's two TSV files. Each
+returns what the recipe must make of it.
 """
 
 import csv
@@ -152,3 +153,56 @@ def rt_snippets(root: Path, copies: int = 3) -> dict:
         "vaderSentiment-3.3.2/setup.py": "",
         "vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz": inner.read_bytes()})
     return {"sdist": sdist, "snippets": expected}
+
+
+# SICK-like pairs (written for these tests): sentence A, sentence B, relatedness, judgment.
+SICK_ROWS = [
+    ("A man is playing a guitar", "A person is playing an instrument", "4.5", "ENTAILMENT"),
+    ("A dog is running in the park", "A cat is sleeping on the sofa", "1.2", "NEUTRAL"),
+    ("Two children are swimming", "No children are swimming", "3.6", "CONTRADICTION"),
+    ("A woman is cutting an onion", "A woman is slicing an onion", "4.9", "ENTAILMENT"),
+    ("The boy is riding a bike", "The boy is not riding a bike", "3.9", "CONTRADICTION"),
+    ("A chef is cooking pasta", "A man is reading a newspaper", "1", "NEUTRAL"),
+    ("A group of people is dancing", "People are dancing together", "4.7", "ENTAILMENT"),
+    ("A girl is singing on a stage", "A girl is playing the piano", "2.8", "NEUTRAL"),
+]
+
+
+def sick(root: Path) -> dict:
+    """sick_train.zip, sick_trial.zip and sick_test_annotated.zip in ``root``, each holding its
+    TSV file (SemEval-2014 Task 1's header and columns); 6 / 3 / 4 pairs."""
+    header = "pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n"
+    expected, pair_id = {}, 0
+    for split, name, count in (("train", "SICK_train", 6), ("valid", "SICK_trial", 3),
+                               ("test", "SICK_test_annotated", 4)):
+        rows = [SICK_ROWS[(pair_id + k) % len(SICK_ROWS)] for k in range(count)]
+        lines = [f"{pair_id + k + 1}\t{a}\t{b}\t{score}\t{judgment}\n"
+                 for k, (a, b, score, judgment) in enumerate(rows)]
+        pair_id += count
+        root.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(root / f"{name.lower()}.zip", "w") as handle:
+            handle.writestr(f"{name}.txt", header + "".join(lines))
+        expected[split] = rows
+    return expected
+
+
+def msrp(root: Path) -> dict:
+    """msr_paraphrase_{train,test}.txt in ``root``: a byte-order mark, the header, rows of
+    Quality, two ids and the two strings, bare quotes inside the strings (as in the real
+    files); 10 training and 4 test pairs."""
+    pairs = [("1", 'He said "yes" to the offer .', 'He accepted the offer , saying "yes" .'),
+             ("0", "The company sold 20 cars .", "The weather was cold in May ."),
+             ("1", "Shares rose 5 percent on Monday .", "On Monday shares gained 5 percent ."),
+             ("0", "She wrote a letter .", "He painted the fence ."),
+             ("1", "The court rejected the appeal .", "The appeal was turned down by the court .")]
+    expected = {}
+    root.mkdir(parents=True, exist_ok=True)
+    for split, count in (("train", 10), ("test", 4)):
+        rows = [pairs[k % len(pairs)] for k in range(count)]
+        lines = [f"{quality}\t{100 + k}\t{200 + k}\t{a}\t{b}\n"
+                 for k, (quality, a, b) in enumerate(rows)]
+        (root / f"msr_paraphrase_{split}.txt").write_text(
+            "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n" + "".join(lines),
+            encoding="utf-8")
+        expected[split] = rows
+    return expected
