@@ -1,0 +1,437 @@
+"""fairseq-tree-analyze: where a trained tree2seq model looks, phrases (nodes) or words (leaves),
+as the paper's Table 4 (Nguyen et al., ICLR 2020, Section 6), with pictures.
+
+    fairseq-tree-analyze DATA-BIN --path checkpoints/tree2seq/checkpoint_best.pt \\
+        [--gen-subset test] [--json analysis.json] [--plot DIR --sentence 0]
+
+The model reads every sentence of the split with its reference translation (teacher forcing, as
+in training; no beam search). Reported:
+
+* decoder (tree cross-attention, Eqs. 21-24): for each target token, the attention probability
+  on the node keys, on the word keys and on the source EOS, averaged over heads, layers and the
+  split's target tokens (every token counts once); also per layer, and per node label (the
+  probability on nodes of that label; beside it the label's share of the split's nodes, which is
+  what uniform attention over the nodes would give);
+* encoder (tree self-attention): the same for the node queries (Eq. 16: a node attends the words
+  of its span and the nodes of its subtree); leaf queries attend leaves only (Eq. 15), so they
+  are not counted;
+* the split's constituents: words and nodes (EOS counted in neither), as the paper's
+  Leaves/Nodes row;
+* the paper's Table 4 beside them.
+
+Choices the paper leaves open, made here: probability mass (not argmax counts); teacher forcing
+on the references; heads and layers averaged with equal weight; EOS, a leaf key of the model,
+reported apart from the words. ``--plot DIR`` draws, for sentence ``--sentence``, the source
+tree (nodes above their words) over a heat map of each target token's cross-attention on the
+same columns (mean over heads and layers, or ``--plot-layer``), and the node share per layer
+as a bar chart (PNG, matplotlib).
+"""
+
+import argparse
+import json
+import logging
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import torch
+from torch import Tensor
+
+from fairseq_tree.cli.console import CliError, open_output, run_console
+
+logger = logging.getLogger("fairseq_tree.cli.analyze")
+PROG = "fairseq-tree-analyze"
+
+# Table 4 of the paper (%): the share of the test sets' constituents that are leaves / nodes,
+# and the cross-attention on nodes (mean ± the paper's unexplained spread).
+PAPER_TABLE_4 = {
+    "En-De": {"leaves": 59.2, "nodes": 40.8, "target_to_nodes": 66.4},
+    "En-Fr": {"leaves": 59.3, "nodes": 40.7, "target_to_nodes": 61.9},
+    "De-En": {"leaves": 66.4, "nodes": 33.6, "target_to_nodes": 64.9},
+    "Fr-En": {"leaves": 64.7, "nodes": 35.3, "target_to_nodes": 59.3},
+}
+
+
+@dataclass
+class AttentionTally:
+    """Sums over the queries of one attention kind, layer by layer: each query's probability
+    on node keys, word keys and EOS (mean over heads), and on the nodes of each label."""
+
+    queries: int = 0
+    nodes: Dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    words: Dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    eos: Dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    labels: Dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    queries_per_layer: Dict[int, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(self, layer: int, probs: Tensor, queries: Tensor, key_kinds: Dict[str, Tensor],
+            node_labels: Tensor, label_names: List[str], num_leaves: int):
+        """probs: B x H x Q x S over [leaves; nodes]; queries: B x Q bool (the counted ones);
+        key_kinds: B x S bool masks "nodes", "words", "eos"; node_labels: B x M label ids."""
+        mean = probs.double().mean(dim=1)  # B x Q x S, heads averaged
+        counted = queries.unsqueeze(-1).double()
+        for kind, total in (("nodes", self.nodes), ("words", self.words), ("eos", self.eos)):
+            mass = (mean * key_kinds[kind].unsqueeze(1)).sum(-1, keepdim=True)
+            total[layer] += float((mass * counted).sum())
+        self.queries_per_layer[layer] += int(queries.sum())
+        on_nodes = (mean[..., num_leaves:] * counted).sum(dim=1)  # B x M
+        real_nodes = key_kinds["nodes"][:, num_leaves:]
+        for label_id in node_labels[real_nodes].unique().tolist():
+            chosen = (node_labels == label_id) & real_nodes
+            self.labels[label_names[label_id]] += float(on_nodes[chosen].sum())
+
+    def report(self, label_counts: Dict[str, int]) -> Optional[dict]:
+        """Percentages: overall (mean over layers), per layer, per node label."""
+        layers = sorted(self.queries_per_layer)
+        if not layers or not self.queries_per_layer[layers[0]]:
+            return None
+        share = lambda total, layer: 100 * total[layer] / self.queries_per_layer[layer]
+        overall = lambda total: sum(share(total, k) for k in layers) / len(layers)
+        all_queries = sum(self.queries_per_layer.values())
+        nodes_total = sum(label_counts.values())
+        return {
+            "queries": self.queries_per_layer[layers[0]],
+            "nodes": overall(self.nodes), "words": overall(self.words), "eos": overall(self.eos),
+            "per_layer": [{"layer": k + 1, "nodes": share(self.nodes, k),
+                           "words": share(self.words, k), "eos": share(self.eos, k)}
+                          for k in layers],
+            "per_label": {label: {"attention": 100 * self.labels.get(label, 0.0) / all_queries,
+                                  "share_of_nodes": 100 * count / nodes_total}
+                          for label, count in sorted(label_counts.items(),
+                                                     key=lambda item: -item[1])},
+        }
+
+
+def key_kinds(src_tokens: Tensor, node_padding: Tensor, pad: int, eos: int) -> Dict[str, Tensor]:
+    """B x (N+M) bool masks of the keys [leaves; nodes]: node keys, word keys, the EOS key."""
+    no_nodes = torch.zeros_like(node_padding)
+    no_leaves = torch.zeros_like(src_tokens, dtype=torch.bool)
+    return {"nodes": torch.cat([no_leaves, ~node_padding], dim=1),
+            "words": torch.cat([(src_tokens != pad) & (src_tokens != eos), no_nodes], dim=1),
+            "eos": torch.cat([src_tokens == eos, no_nodes], dim=1)}
+
+
+def cross_attention_probs(module, query: Tensor, tree) -> Tensor:
+    """B x H x T x (N+M): a TreeCrossAttention's probabilities over [leaves; nodes], by its own
+    memory and attention (what its forward computes, with the node keys kept)."""
+    memory = module.source_memory(tree)
+    _, probs = module.attend(module.q_proj(query), memory["prev_key"], memory["prev_value"],
+                             memory["key_mask"], need_weights=True)
+    return probs
+
+
+def node_query_probs(module, query: Tensor, tree) -> Tensor:
+    """B x H x M x (N+M): a TreeSelfAttention's node queries over [leaves; nodes]."""
+    q, k, _ = module.project(query, module.q_proj, module.k_proj, module.v_proj)
+    keys = module.split_heads(k)
+    mask = tree.node_query_mask(module.subtree_masking, q.dtype)
+    # values do not change the probabilities: the keys stand in for them
+    _, probs = module.attend(q[tree.num_leaves:], keys, keys, mask, need_weights=True)
+    return probs
+
+
+class AttentionRecorder:
+    """Forward pre-hooks on every tree attention of a model, calling ``record(kind, layer,
+    probs)`` with each call's probabilities (kind "decoder": cross-attention, B x H x T x S;
+    "encoder": the node queries of self-attention, B x H x M x S)."""
+
+    def __init__(self, model, record):
+        from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
+
+        self.handles = []
+        kinds = ((TreeSelfAttention, "encoder", node_query_probs, "key_padding_mask"),
+                 (TreeCrossAttention, "decoder", cross_attention_probs, "key"))
+        for cls, kind, probs_of, tree_arg in kinds:
+            modules = [m for m in model.modules() if isinstance(m, cls)]
+            for layer, module in enumerate(modules):
+                def hook(module, args, kwargs, kind=kind, layer=layer, probs_of=probs_of,
+                         tree_arg=tree_arg):
+                    query = kwargs["query"] if "query" in kwargs else args[0]
+                    record(kind, layer, probs_of(module, query, kwargs[tree_arg]))
+                self.handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def label_names(dictionary) -> List[str]:
+    """Every symbol of the dictionary, node label symbols ``[NP]`` shown as ``NP``."""
+    return [s[1:-1] if len(s) > 2 and s[0] == "[" and s[-1] == "]" else s
+            for s in dictionary.symbols]
+
+
+def analyze(model, task, split: str, max_tokens: int = 4096,
+            max_sentences: Optional[int] = None) -> dict:
+    """The attention shares of ``model`` on ``split`` of ``task`` (teacher-forced), as JSON."""
+    task.load_dataset(split)
+    dataset = task.dataset(split)
+    dictionary = task.source_dictionary
+    pad, eos, names = dictionary.pad(), dictionary.eos(), label_names(dictionary)
+    tallies = {"decoder": AttentionTally(), "encoder": AttentionTally()}
+    counts = {"sentences": 0, "target_tokens": 0, "words": 0, "nodes": 0}
+    label_counts: Dict[str, int] = defaultdict(int)
+    batch = {}
+
+    def record(kind, layer, probs):
+        queries = batch["target"] != task.target_dictionary.pad() if kind == "decoder" \
+            else ~batch["node_padding"]
+        tallies[kind].add(layer, probs, queries, batch["kinds"], batch["labels"], names,
+                          batch["num_leaves"])
+
+    indices = range(len(dataset)) if max_sentences is None else range(min(max_sentences,
+                                                                           len(dataset)))
+    itr = task.get_batch_iterator(dataset, max_tokens=max_tokens,
+                                  max_positions=None, ignore_invalid_inputs=False,
+                                  ).next_epoch_itr(shuffle=False)
+    recorder = AttentionRecorder(model, record)
+    model.eval()
+    try:
+        with torch.no_grad():
+            for sample in itr:
+                keep = torch.tensor([int(i) in indices for i in sample["id"]])
+                if not keep.any():
+                    continue
+                net = {k: (v[keep] if torch.is_tensor(v) else v)
+                       for k, v in sample["net_input"].items()}
+                spans = net["src_node_spans"]
+                node_padding = spans[..., 0] >= spans[..., 1]
+                batch.update(target=sample["target"][keep], node_padding=node_padding,
+                             labels=net["src_node_labels"],
+                             num_leaves=net["src_tokens"].size(1),
+                             kinds=key_kinds(net["src_tokens"], node_padding, pad, eos))
+                model(**net)
+                counts["sentences"] += int(keep.sum())
+                counts["target_tokens"] += int((batch["target"] != task.target_dictionary.pad()
+                                                ).sum())
+                counts["words"] += int(batch["kinds"]["words"].sum())
+                counts["nodes"] += int((~node_padding).sum())
+                for label_id, count in zip(*net["src_node_labels"][~node_padding].unique(
+                        return_counts=True)):
+                    label_counts[names[int(label_id)]] += int(count)
+    finally:
+        recorder.remove()
+    constituents = counts["words"] + counts["nodes"]
+    return {
+        "split": split, **counts,
+        "constituents": {"words": 100 * counts["words"] / constituents,
+                         "nodes": 100 * counts["nodes"] / constituents},
+        "decoder": tallies["decoder"].report(label_counts),
+        "encoder": tallies["encoder"].report(label_counts),
+        "choices": "probability mass; teacher forcing on the references; heads, layers and "
+                   "tokens averaged with equal weight; EOS apart from the words",
+        "paper_table_4": PAPER_TABLE_4,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Printing
+
+
+def table(result: dict) -> List[str]:
+    lines = [f"{result['split']}: {result['sentences']:,} sentences, {result['target_tokens']:,} "
+             f"target tokens; source constituents: words {result['constituents']['words']:.1f}% "
+             f"/ nodes {result['constituents']['nodes']:.1f}%"]
+    for kind, title in (("decoder", "target -> source (cross-attention)"),
+                        ("encoder", "source nodes -> source (self-attention, node queries)")):
+        shares = result[kind]
+        if shares is None:
+            continue
+        lines.append(f"{title}: nodes {shares['nodes']:.1f}%  words {shares['words']:.1f}%  "
+                     f"EOS {shares['eos']:.1f}%")
+        lines.append("  per layer (nodes): " + "  ".join(
+            f"{row['layer']}: {row['nodes']:.1f}" for row in shares["per_layer"]))
+        top = list(shares["per_label"].items())[:8]
+        lines.append("  per label (attention % / share of nodes %): " + "  ".join(
+            f"{label} {row['attention']:.1f}/{row['share_of_nodes']:.1f}" for label, row in top))
+    lines.append("paper, Table 4 (Leaves/Nodes; Target->Nodes): " + "; ".join(
+        f"{pair} {row['leaves']}/{row['nodes']}; {row['target_to_nodes']}"
+        for pair, row in PAPER_TABLE_4.items()))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# Pictures
+
+
+def sentence_attention(model, task, split: str, index: int, layer: Optional[int]) -> dict:
+    """One sentence's source tree and its cross-attention (T x S, mean over heads and over the
+    layers, or of ``layer``), teacher-forced."""
+    dataset = task.dataset(split)
+    if not 0 <= index < len(dataset):
+        raise CliError(f"--sentence {index}: {split} has sentences 0..{len(dataset) - 1}")
+    sample = dataset.collater([dataset[index]])
+    captured = []
+
+    def record(kind, at, probs):
+        if kind == "decoder" and (layer is None or at == layer):
+            captured.append(probs[0].double().mean(dim=0))  # T x S
+    recorder = AttentionRecorder(model, record)
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(**sample["net_input"])
+    finally:
+        recorder.remove()
+    if not captured:
+        raise CliError(f"--plot-layer {layer + 1}: the decoder has no such layer")
+    net, source, target = sample["net_input"], task.source_dictionary, task.target_dictionary
+    names = label_names(source)
+    return {"attention": torch.stack(captured).mean(dim=0),
+            "leaves": [source[int(t)] for t in net["src_tokens"][0]],
+            "labels": [names[int(x)] for x in net["src_node_labels"][0]],
+            "spans": net["src_node_spans"][0].tolist(),
+            "target": [target[int(t)] for t in sample["target"][0]]}
+
+
+def key_columns(spans: List[List[int]], num_leaves: int) -> List[int]:
+    """The keys [leaves; nodes] ordered left to right for drawing: a node stands at the middle
+    of its span, after the words there and above its children."""
+    position = [(j, 0, 0) for j in range(num_leaves)]
+    for i, (start, end) in enumerate(spans):
+        position.append(((start + end - 1) / 2, 1, start - end))
+    return sorted(range(len(position)), key=position.__getitem__)
+
+
+def plot_sentence(picture: dict, path: str):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    leaves, spans = picture["leaves"], picture["spans"]
+    n = len(leaves)
+    real = [k for k, (s, e) in enumerate(spans) if s < e]
+    keys = [c for c in key_columns(spans, n) if c < n or (c - n) in real]
+    column = {key: x for x, key in enumerate(keys)}
+    height = {}
+    for i in sorted(real, key=lambda i: spans[i][1] - spans[i][0]):
+        s, e = spans[i]
+        inner = [k for k in real if k != i and s <= spans[k][0] and spans[k][1] <= e]
+        height[i] = 1 + max((height[k] for k in inner), default=0)
+    attention = picture["attention"][:, keys].numpy()
+    fig, (top, bottom) = plt.subplots(
+        2, 1, figsize=(max(6, 0.45 * len(keys)), 3 + 0.3 * len(picture["target"])),
+        gridspec_kw={"height_ratios": [1, max(1, len(picture["target"]) / 6)]}, sharex=True)
+    for i in real:  # edges from each node to its children (the largest spans inside it)
+        s, e = spans[i]
+        inner = [k for k in real if k != i and s <= spans[k][0] and spans[k][1] <= e]
+        children = [k for k in inner if not any(
+            o != k and spans[o][0] <= spans[k][0] and spans[k][1] <= spans[o][1] for o in inner)]
+        covered = {j for k in children for j in range(*spans[k])}
+        ends = [(column[n + k], height[k]) for k in children]
+        ends += [(column[j], 0) for j in range(s, e) if j not in covered]
+        for x, y in ends:
+            top.plot([column[n + i], x], [height[i], y], color="0.6", linewidth=0.8)
+    for key in keys:
+        x = column[key]
+        if key < n:
+            top.text(x, 0, leaves[key], ha="center", va="top", rotation=90, fontsize=8)
+        else:
+            top.text(x, height[key - n], picture["labels"][key - n], ha="center", va="center",
+                     fontsize=8, bbox={"boxstyle": "round", "fc": "white", "ec": "0.5"})
+    top.set_ylim(-2.5, max(height.values(), default=0) + 0.8)
+    top.axis("off")
+    image = bottom.imshow(attention, aspect="auto", cmap="viridis", interpolation="nearest")
+    bottom.set_yticks(range(len(picture["target"])), picture["target"], fontsize=8)
+    bottom.set_xticks(range(len(keys)), [leaves[k] if k < n else picture["labels"][k - n]
+                                         for k in keys], rotation=90, fontsize=8)
+    bottom.set_ylabel("target token")
+    fig.colorbar(image, ax=bottom, fraction=0.03, label="attention")
+    fig.suptitle("cross-attention over the source tree (words and nodes)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def plot_layers(result: dict, path: str):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axis = plt.subplots(figsize=(6, 3.5))
+    width = 0.38
+    for offset, kind, title in ((-width / 2, "decoder", "target -> source"),
+                                (width / 2, "encoder", "source nodes -> source")):
+        if result[kind] is None:
+            continue
+        rows = result[kind]["per_layer"]
+        axis.bar([row["layer"] + offset for row in rows], [row["nodes"] for row in rows],
+                 width, label=title)
+    axis.axhline(result["constituents"]["nodes"], color="0.3", linestyle="--", linewidth=1,
+                 label="nodes among constituents")
+    axis.set_xlabel("layer")
+    axis.set_ylabel("attention on nodes (%)")
+    axis.set_ylim(0, 100)
+    axis.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0])
+    parser.add_argument("data", help="the data-bin the model was trained on")
+    parser.add_argument("--path", required=True, help="the tree2seq checkpoint")
+    parser.add_argument("--gen-subset", default="test", help="the split to read (default test)")
+    parser.add_argument("--max-tokens", type=int, default=4096)
+    parser.add_argument("--max-sentences", type=int, metavar="N",
+                        help="only the first N sentences of the split")
+    parser.add_argument("--json", metavar="FILE", help="write the result here too")
+    parser.add_argument("--plot", metavar="DIR", help="write the pictures (PNG) into DIR")
+    parser.add_argument("--sentence", type=int, default=0,
+                        help="the sentence (index in the split) of the attention picture")
+    parser.add_argument("--plot-layer", type=int, metavar="L",
+                        help="the picture shows decoder layer L (1-based); default the mean")
+    return parser
+
+
+def load(data: str, path: str):
+    import fairseq_tree  # noqa: F401  (registers the task and models)
+    from fairseq import checkpoint_utils
+
+    if not os.path.isfile(path):
+        raise CliError(f"{path}: no such checkpoint")
+    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [path], arg_overrides={"data": data})
+    model = models[0]
+    if getattr(task.cfg, "tree_input", "tree") != "tree" or not hasattr(model.encoder,
+                                                                         "embed_nodes"):
+        raise CliError(f"{path}: not a tree2seq model reading trees (nothing to analyze)")
+    return model, task
+
+
+def main(args):
+    model, task = load(args.data, args.path)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise CliError("--plot needs matplotlib: pip install matplotlib") from None
+    result = analyze(model, task, args.gen_subset, args.max_tokens, args.max_sentences)
+    result.update(checkpoint=args.path, data=args.data)
+    print("\n".join(table(result)), flush=True)
+    if args.json:
+        with open_output(args.json) as sink:
+            sink.write(json.dumps(result, indent=2).encode("utf-8") + b"\n")
+    if args.plot:
+        os.makedirs(args.plot, exist_ok=True)
+        layer = None if args.plot_layer is None else args.plot_layer - 1
+        picture = sentence_attention(model, task, args.gen_subset, args.sentence, layer)
+        sentence_png = os.path.join(args.plot, f"attention-{args.gen_subset}-{args.sentence}.png")
+        plot_sentence(picture, sentence_png)
+        layers_png = os.path.join(args.plot, "node-share-per-layer.png")
+        plot_layers(result, layers_png)
+        logger.info(f"pictures: {sentence_png}, {layers_png}")
+
+
+def cli_main(argv=None):
+    run_console(PROG, get_parser(), main, argv)
+
+
+if __name__ == "__main__":
+    cli_main()
