@@ -3,6 +3,7 @@ what they report is consistent (ratios, forced decoding lengths, JSON = returned
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -238,3 +239,34 @@ def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
     assert all(row["ms"] > 0 and row["parameters"] > 0 for row in rows.values())
     assert (tmp_path / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len(capsys.readouterr().out.splitlines()) == 1 + len(rows)
+
+
+def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
+    """bench/seeds.py at a toy size: every model and seed trained once, the mean and sd of its
+    sacreBLEU, sacrebleu's paired bootstrap per seed; a second call runs nothing again."""
+    import seeds  # noqa: E402
+    import synthetic_task  # noqa: E402
+
+    synthetic_task.write_dataset(tmp_path / "data", {"train": 40, "valid": 10, "test": 20}, 1,
+                                 "synthetic")
+    argv = ["synthetic", "tree2seq", "transformer", "--seeds", "1", "2", "--data",
+            str(tmp_path / "data"), "--checkpoints", str(tmp_path / "ck"), "--json",
+            str(tmp_path / "seeds.json"), "--keep", str(tmp_path / "kept"), "--resamples", "50",
+            "--", "--max-update", "2"]
+    report = seeds.main(argv)
+    assert [(r["model"], r["seed"], r["updates"]) for r in report["runs"]] == [
+        ("tree2seq", 1, 2), ("transformer", 1, 2), ("tree2seq", 2, 2), ("transformer", 2, 2)]
+    for row in report["summary"]:
+        scores = [r["sacrebleu"] for r in report["runs"] if r["model"] == row["model"]]
+        assert row["sacrebleu"] == scores and row["sacrebleu_mean"] == pytest.approx(
+            sum(scores) / 2)
+    assert [(p["seed"], p["other"]) for p in report["paired_bootstrap"]] == [
+        (1, "transformer"), (2, "transformer")]
+    for pair in report["paired_bootstrap"]:
+        assert 0 < pair["p_value"] <= 1
+        runs = {r["model"]: r for r in report["runs"] if r["seed"] == pair["seed"]}
+        assert pair["first_bleu"] == pytest.approx(runs["tree2seq"]["sacrebleu"], abs=1e-3)
+        assert pair["other_bleu"] == pytest.approx(runs["transformer"]["sacrebleu"], abs=1e-3)
+    shutil.rmtree(tmp_path / "ck")  # nothing is trained again: the kept results suffice
+    again = seeds.main(argv)
+    assert again["runs"] == report["runs"] and again["summary"] == report["summary"]

@@ -1,0 +1,142 @@
+"""Seed variance of a translation comparison: several models of one config, each trained with
+several seeds at the config's budget; mean ± sd sacreBLEU, and paired bootstrap resampling of
+the first model against each other one, seed by seed (sacrebleu's own ``--paired-bs``).
+
+    python bench/seeds.py bible-en-fr tree2seq transformer transformer-linearized \\
+        --seeds 1 2 3 --data runs/data --checkpoints runs/seeds \\
+        --json bench/results/bible-seeds.json --keep bench/results/bible-seeds
+
+Each run is ``scripts/train.sh PAIR MODEL --seed S`` then ``scripts/evaluate.sh PAIR MODEL``
+(through bench/compare.py's runner), its checkpoints in ``CHECKPOINTS/seed-S/``. A run whose
+result is already in ``--json`` (same model and seed) is not run again, and its detokenized
+translations are kept in ``--keep`` (``MODEL.seed-S.<tgt>``), so the runs of one comparison may
+be made in several sessions: commit the JSON and the kept translations, and run the same
+command again. The bootstrap compares two runs of the same seed on the test references
+(``sacrebleu REF -i FIRST OTHER --paired-bs``, 1,000 resamples by default); its p-value is the
+chance of a difference at least as large with no real difference (sacrebleu's definition).
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+from report import write_json  # noqa: E402
+
+
+def sacrebleu_paired(reference: Path, first: Path, other: Path, resamples: int,
+                     lowercase: bool) -> dict:
+    """sacrebleu's paired bootstrap of ``other`` against ``first`` (the baseline of the call):
+    both scores, and the p-value of the difference."""
+    cmd = [str(Path(sys.executable).parent / "sacrebleu"), str(reference), "-i", str(first),
+           str(other), "--paired-bs", "--paired-bs-n", str(resamples), "-f", "json", "-w", "4",
+           *(["-lc"] if lowercase else [])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.exit(f"seeds: sacrebleu failed: {proc.stderr[-500:]}")
+    baseline, system = json.loads(proc.stdout)
+    return {"first_bleu": baseline["BLEU"]["score"], "other_bleu": system["BLEU"]["score"],
+            "p_value": system["BLEU"]["p_value"], "command": " ".join(cmd)}
+
+
+def summary(runs: list[dict], models: list[str]) -> list[dict]:
+    """One row per model: mean and sample sd of sacreBLEU over its seeds."""
+    rows = []
+    for model in models:
+        scores = [r["sacrebleu"] for r in runs if r["model"] == model]
+        if scores:
+            rows.append({"model": model, "seeds": [r["seed"] for r in runs if r["model"] == model],
+                         "sacrebleu_mean": statistics.mean(scores),
+                         "sacrebleu_sd": statistics.stdev(scores) if len(scores) > 1 else None,
+                         "sacrebleu": scores})
+    return rows
+
+
+def table(rows: list[dict], paired: list[dict]) -> list[str]:
+    lines = [f"{'model':<26} {'seeds':>9} {'sacreBLEU':>16}  by seed"]
+    for row in rows:
+        sd = f" ± {row['sacrebleu_sd']:.2f}" if row["sacrebleu_sd"] is not None else ""
+        lines.append(f"{row['model']:<26} {','.join(map(str, row['seeds'])):>9} "
+                     f"{row['sacrebleu_mean']:>9.2f}{sd:<7}  "
+                     + " ".join(f"{x:.2f}" for x in row["sacrebleu"]))
+    for pair in paired:
+        lines.append(f"seed {pair['seed']}: {pair['first']} {pair['first_bleu']:.2f} vs "
+                     f"{pair['other']} {pair['other_bleu']:.2f}: p = {pair['p_value']:.4f}")
+    return lines
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pair", help="a translation config of --config-dir")
+    parser.add_argument("models", nargs="+", help="the first is compared with each other one")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")))
+    parser.add_argument("--checkpoints", default="runs/seeds", help="one folder a seed")
+    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
+    parser.add_argument("--json", required=True, metavar="FILE",
+                        help="results (read first: finished runs are not run again)")
+    parser.add_argument("--keep", required=True, metavar="DIR",
+                        help="where each run's detokenized translations are kept")
+    parser.add_argument("--resamples", type=int, default=1000, help="of the paired bootstrap")
+    return parser
+
+
+def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    extras = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = get_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    started = time.time()
+    path, keep = Path(args.json), Path(args.keep)
+    previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    runs = [r for r in previous.get("runs", []) if r["pair"] == args.pair]
+    data = Path(args.data).resolve()
+    recipe = json.loads((data / args.pair / "recipe.json").read_text(encoding="utf-8"))
+    target = recipe["tgt"]
+    keep.mkdir(parents=True, exist_ok=True)
+    for seed in args.seeds:
+        for model in args.models:
+            kept = keep / f"{model}.seed-{seed}.{target}"
+            if any(r["model"] == model and r["seed"] == seed for r in runs) and kept.exists():
+                continue
+            env = {**os.environ, "DATA": str(data), "CONFIG_DIR": str(Path(args.config_dir)
+                                                                        .resolve()),
+                   "CHECKPOINTS": str((Path(args.checkpoints) / f"seed-{seed}").resolve())}
+            row = compare.run_model(args.pair, model, env, ["--seed", str(seed), *extras], [])
+            save_dir = Path(env["CHECKPOINTS"]) / args.pair / model
+            shutil.copyfile(save_dir / f"translations.{target}", kept)
+            runs = [r for r in runs if not (r["model"] == model and r["seed"] == seed)]
+            runs.append({"pair": args.pair, "seed": seed, **row})
+            write_json(str(path), {**previous, "runs": runs})  # a finished run is never lost
+    reference = data / args.pair / "ref" / f"test.{target}"
+    first, paired = args.models[0], []
+    for seed in args.seeds:
+        for other in args.models[1:]:
+            files = [keep / f"{m}.seed-{seed}.{target}" for m in (first, other)]
+            if all(f.exists() for f in files):
+                paired.append({"seed": seed, "first": first, "other": other,
+                               **sacrebleu_paired(reference, *files, args.resamples,
+                                                  bool(recipe.get("lowercase")))})
+    rows = summary(runs, args.models)
+    report = {"benchmark": f"{args.pair}: {', '.join(args.models)}, seeds "
+                           f"{', '.join(map(str, args.seeds))}, same budget",
+              "command": " ".join(["bench/seeds.py", *argv]),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "date": time.strftime("%Y-%m-%d"), "wall_seconds_this_call":
+                  round(time.time() - started),
+              "summary": rows, "paired_bootstrap": paired, "runs": runs}
+    print("\n".join(table(rows, paired)), flush=True)
+    write_json(str(path), report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
