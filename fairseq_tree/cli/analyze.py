@@ -312,7 +312,7 @@ def plot_sentence(picture: dict, path: str):
     attention = picture["attention"][:, keys].numpy()
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=(max(6, 0.45 * len(keys)), 3 + 0.3 * len(picture["target"])),
-        gridspec_kw={"height_ratios": [1, max(1, len(picture["target"]) / 6)]}, sharex=True)
+        gridspec_kw={"height_ratios": [1.5, max(1, len(picture["target"]) / 6)]}, sharex=True)
     for i in real:  # edges from each node to its children (the largest spans inside it)
         s, e = spans[i]
         inner = [k for k in real if k != i and s <= spans[k][0] and spans[k][1] <= e]
@@ -360,6 +360,9 @@ def plot_layers(result: dict, path: str):
                  width, label=title)
     axis.axhline(result["constituents"]["nodes"], color="0.3", linestyle="--", linewidth=1,
                  label="nodes among constituents")
+    layers = [row["layer"] for kind in ("decoder", "encoder") if result[kind]
+              for row in result[kind]["per_layer"]]
+    axis.set_xticks(sorted(set(layers)))
     axis.set_xlabel("layer")
     axis.set_ylabel("attention on nodes (%)")
     axis.set_ylim(0, 100)
