@@ -46,7 +46,8 @@ def padded_batch(rng: random.Random, trees: list, num_leaves: int, extra_pads: i
     return batch
 
 
-def literal_accumulation(leaves, nodes, spans, leaf_weights, vertical=None, horizontal=None):
+def literal_accumulation(leaves, nodes, spans, leaf_weights, vertical=None, horizontal=None,
+                         path_count_average=False, root_depth_index=False):
     """Eqs. 5-10 for each sentence, materialising S cell by cell.
 
     Eq. 5: S_{0,j} = l_j; S_{i+1,j} = n_i if leaf j is in span_i, else 0.
@@ -54,6 +55,10 @@ def literal_accumulation(leaves, nodes, spans, leaf_weights, vertical=None, hori
            nodes from i down to leaf j (i included) and |H_j^i| = j - start_i + 1; clipped.
     Eq. 6: S-hat_{i+1,j} = mean of C_j^i = {S_{0,j}} and {S_{t+1,j} : t below i, j in span_t}.
     Eq. 7: N-bar_i = (1 / |span_i|) sum_{j in span_i} w_j * S-hat_{i+1,j}.
+
+    The authors' released code instead: ``path_count_average`` (a), Eq. 6's sum over C_j^i
+    divided by its node cells only (len(C_j^i) - 1); ``root_depth_index`` (b), Eq. 9's vertical
+    row is the number of nodes whose span holds span_i (i included: the root is 1).
     """
     batch, n, d = leaves.shape
     m = nodes.size(1)
@@ -72,6 +77,8 @@ def literal_accumulation(leaves, nodes, spans, leaf_weights, vertical=None, hori
                 S[i + 1, j] = nodes[b, i]
                 if vertical is not None:
                     path = [t for t in real if below(t, i) and span[t][0] <= j < span[t][1]]
+                    if root_depth_index:
+                        path = [t for t in real if below(i, t)]  # i and the nodes above it
                     a = min(len(path), vertical.size(0) - 1)
                     h = min(j - span[i][0] + 1, horizontal.size(0) - 1)
                     S[i + 1, j] = S[i + 1, j] + torch.cat([vertical[a], horizontal[h]])
@@ -81,9 +88,23 @@ def literal_accumulation(leaves, nodes, spans, leaf_weights, vertical=None, hori
                 branch = [S[0, j]] + [
                     S[t + 1, j] for t in real if below(t, i) and span[t][0] <= j < span[t][1]
                 ]
-                total = total + leaf_weights[b, j] * torch.stack(branch).mean(0)
+                cells = len(branch) - 1 if path_count_average else len(branch)
+                total = total + leaf_weights[b, j] * torch.stack(branch).sum(0) / cells
             out[b, i] = total / (span[i][1] - span[i][0])
     return out
+
+
+def literal_head_accumulation(leaves, nodes, spans, head_weights, vertical=None,
+                              horizontal=None, **conventions):
+    """The released code's leaf weights (c): one w per head (head_weights B x n x H); head h
+    accumulates its d/H slice of the values with w[..., h], as ``literal_accumulation``."""
+    heads = head_weights.size(-1)
+    width = leaves.size(-1) // heads
+    return torch.cat([
+        literal_accumulation(leaves[..., h * width:(h + 1) * width],
+                             nodes[..., h * width:(h + 1) * width], spans, head_weights[..., h],
+                             vertical, horizontal, **conventions)
+        for h in range(heads)], dim=-1)
 
 
 def literal_self_attention_visibility(spans, leaf_padding, subtree_masking=True):

@@ -5,6 +5,8 @@ from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
 
+from fairseq_tree.modules.hierarchical_accumulation import AccumulationConventions
+
 
 @dataclass
 class TreeAttentionConfig(FairseqDataclass):
@@ -26,6 +28,45 @@ class TreeAttentionConfig(FairseqDataclass):
             "(-SubMask, Table 3); leaves still attend to leaves only"
         },
     )
+
+    released_accumulation: bool = field(
+        default=False,
+        metadata={"help": "compute the accumulation as the authors' released code does, not as "
+                  "the paper's equations: all four --released-* conventions below"},
+    )
+    released_path_count: bool = field(
+        default=False,
+        metadata={"help": "released code (a): each branch sum of Eq. 6 divided by the nodes "
+                  "on the path, |P(i,j)|, not 1 + |P(i,j)| (the leaf summed, not counted)"},
+    )
+    released_depth_index: bool = field(
+        default=False,
+        metadata={"help": "released code (b): Eq. 9's vertical embedding row is the node's "
+                  "depth from the root, the same for all its leaves, not the nodes from it "
+                  "down to the leaf"},
+    )
+    released_head_weights: bool = field(
+        default=False,
+        metadata={"help": "released code (c): the leaf weights of Eq. 7 per attention head "
+                  "with a bias, w = L U + b (U: C x heads), not one vector u"},
+    )
+    released_embedding_init: bool = field(
+        default=False,
+        metadata={"help": "released code (d): E^v and E^h with 50 and 100 rows (not "
+                  "--hier-embed-size each), initialised from N(0, 1)"},
+    )
+
+    @property
+    def conventions(self) -> AccumulationConventions:
+        """The released code's conventions switched on (all of them with
+        --released-accumulation)."""
+        every = self.released_accumulation
+        return AccumulationConventions(
+            path_count_average=every or self.released_path_count,
+            root_depth_index=every or self.released_depth_index,
+            head_leaf_weights=every or self.released_head_weights,
+            released_embedding_init=every or self.released_embedding_init,
+        )
 
     @classmethod
     def from_args(cls, args) -> "TreeAttentionConfig":

@@ -22,7 +22,8 @@ class TreeDecoder(TransformerDecoderBase):
         super().__init__(cfg, dictionary, embed_tokens, output_projection=output_projection)
 
     def build_decoder_layer(self, cfg, no_encoder_attn=False):
-        layer = TreeDecoderLayer(cfg, self.tree_cfg.embedding_rows, no_encoder_attn=no_encoder_attn)
+        layer = TreeDecoderLayer(cfg, self.tree_cfg.embedding_rows, no_encoder_attn=no_encoder_attn,
+                                 conventions=self.tree_cfg.conventions)
         return wrap_layer(layer, cfg)
 
     def extract_features(self, prev_output_tokens: Tensor,

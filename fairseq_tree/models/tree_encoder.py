@@ -39,7 +39,8 @@ class TreeEncoder(TransformerEncoderBase):
 
     def build_encoder_layer(self, cfg):
         layer = TreeEncoderLayer(
-            cfg, self.tree_cfg.embedding_rows, subtree_masking=not self.tree_cfg.no_subtree_mask
+            cfg, self.tree_cfg.embedding_rows, subtree_masking=not self.tree_cfg.no_subtree_mask,
+            conventions=self.tree_cfg.conventions,
         )
         return wrap_layer(layer, cfg)
 

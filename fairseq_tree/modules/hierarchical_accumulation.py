@@ -14,6 +14,9 @@ costs two (m x n)-sized matrix products, one (m x m) product and O(#paths) gathe
 Notation: node t is *below* node i (t in subtree(i), t = i included) when span_t lies inside
 span_i; the *path* P(i, j) from node i down to leaf j is the set of nodes below i whose span holds
 j. A padded node has an empty span: it covers no leaf, lies below no node, and its output row is 0.
+
+The authors' released code (nxphi47/tree_transformer, fairseq 0.6.2) computes some steps
+differently; ``AccumulationConventions`` switches to them, one at a time or all together.
 """
 
 from dataclasses import dataclass
@@ -21,6 +24,26 @@ from typing import Optional
 
 import torch
 from torch import Tensor
+
+
+@dataclass(frozen=True)
+class AccumulationConventions:
+    """Which steps follow the authors' released code instead of the paper's equations (all False:
+    the paper). Never offered: their padded nodes, whose inclusive span [0, 0] puts them inside
+    every real node that covers the first leaf, so that a sentence's output depends on its batch.
+    """
+
+    path_count_average: bool = False  # (a) Eq. 6 divides by |P(i, j)|, not 1 + |P(i, j)|
+    root_depth_index: bool = False  # (b) Eq. 9's vertical row: node t's depth from the root
+    head_leaf_weights: bool = False  # (c) Eq. 7's w per head with a bias: w = L U + b
+    released_embedding_init: bool = False  # (d) E^v, E^h from N(0, 1), 50 and 100 rows
+
+    @classmethod
+    def released(cls) -> "AccumulationConventions":
+        return cls(True, True, True, True)
+
+
+PAPER = AccumulationConventions()
 
 
 @dataclass
@@ -104,8 +127,27 @@ def aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tensor, dtype) 
     return scale.masked_fill(~cover, 0.0)
 
 
+def path_count_aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tensor,
+                                 dtype) -> Tensor:
+    """Eqs. 6-7 as the authors' released code computes them (convention (a)): the branch sum of
+    cell (i, j), leaf included, divided by |P(i, j)|, the nodes on the path, not by
+    |C_j^i| = 1 + |P(i, j)|: kappa_ij = 1 / (|span_i| * |P(i, j)|) on the cover, 0 elsewhere
+    (|P(i, j)| >= 1 there: node i itself is on the path)."""
+    span_length = (spans[..., 1] - spans[..., 0]).clamp(min=1).to(dtype).unsqueeze(-1)
+    scale = 1.0 / (span_length * path_length.clamp(min=1).to(dtype))
+    return scale.masked_fill(~cover, 0.0)
+
+
+def root_depths(below: Tensor) -> Tensor:
+    """B x M: the depth of each node counted from the root, the root 1 (the nodes whose subtree
+    holds it, itself included); 0 for padded nodes. The vertical row of Eq. 9 in the authors'
+    released code (convention (b)), the same for every leaf under the node."""
+    return below.sum(dim=1)
+
+
 def hierarchical_embedding_paths(
-    spans: Tensor, below: Tensor, path_length: Tensor, vertical_rows: int, horizontal_rows: int
+    spans: Tensor, below: Tensor, path_length: Tensor, vertical_rows: int, horizontal_rows: int,
+    root_depth_index: bool = False,
 ) -> EmbeddingPaths:
     """Eq. 9 (hierarchical embeddings E): the row indices each cell of S adds, along every path.
 
@@ -114,6 +156,7 @@ def hierarchical_embedding_paths(
     b = |H_j^t| = j - start_t + 1 (the rank of leaf j in span_t), each clipped to the last row.
     Eq. 10 adds E to S before the branch averages, so node i receives alpha_ij * E_{t,j} for every
     t on P(i, j). This enumerates those (i, t, j) once per batch, without any d-sized tensor.
+    With ``root_depth_index`` (the released code's convention (b)) a = ``root_depths`` of t.
     """
     batch, num_nodes, num_leaves = path_length.shape
     start = spans[..., 0]
@@ -125,7 +168,8 @@ def hierarchical_embedding_paths(
     first = (leaves_per_pair.cumsum(0) - leaves_per_pair)[pair]
     rank = torch.arange(pair.numel(), device=spans.device) - first  # j - start_t
     j = start[b, t] + rank
-    vertical = path_length[b, t, j].clamp(max=vertical_rows - 1)
+    vertical = root_depths(below)[b, t] if root_depth_index else path_length[b, t, j]
+    vertical = vertical.clamp(max=vertical_rows - 1)
     horizontal = vertical_rows + (rank + 1).clamp(max=horizontal_rows - 1)
     row = (b * num_nodes + i) * (vertical_rows + horizontal_rows)
     weight_index = (b * num_nodes + i) * num_leaves + j
@@ -138,7 +182,8 @@ def hierarchical_embedding_paths(
 
 
 def build_accumulation_plan(
-    spans: Tensor, num_leaves: int, embedding_rows: Optional[tuple] = None, dtype=torch.float32
+    spans: Tensor, num_leaves: int, embedding_rows: Optional[tuple] = None, dtype=torch.float32,
+    conventions: AccumulationConventions = PAPER,
 ) -> AccumulationPlan:
     """Everything of Eqs. 5-10 that depends on the tree alone, for one batch.
 
@@ -147,29 +192,37 @@ def build_accumulation_plan(
             nested; a padded node has start == end).
         num_leaves: N, the length of the leaf axis the spans index.
         embedding_rows: ``(Kv, Kh)``, the rows of E^v and E^h, or None without embeddings.
+        conventions: conventions (a) and (b) of the released code change the plan.
     """
     spans = spans.long()
     exact = torch.promote_types(dtype, torch.float32)  # the scales of half models, rounded once
     cover = interpolation_cover(spans, num_leaves)
     below = subtree_relation(spans)
     path_length = branch_path_lengths(cover, below)
+    scale = path_count_aggregation_scale if conventions.path_count_average else aggregation_scale
     plan = AccumulationPlan(
         cover=cover,
         below=below,
-        leaf_scale=aggregation_scale(spans, cover, path_length, exact).to(dtype),
+        leaf_scale=scale(spans, cover, path_length, exact).to(dtype),
         path_length=path_length,
         covered_leaves=cover.any(dim=1),
         leaf_cover=cover.transpose(1, 2).to(dtype).contiguous(),
         below_weight=below.to(dtype),
     )
     if embedding_rows is not None:
-        plan.embedding_paths = hierarchical_embedding_paths(spans, below, path_length, *embedding_rows)
+        plan.embedding_paths = hierarchical_embedding_paths(
+            spans, below, path_length, *embedding_rows, conventions.root_depth_index)
     return plan
 
 
 def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> Tensor:
     """gamma (B x M x (Kv + Kh)): how much of each row of E^v (first Kv columns) and of E^h (the
-    others) node i accumulates (Eqs. 9-10 through Eqs. 6-7)."""
+    others) node i accumulates (Eqs. 9-10 through Eqs. 6-7). With alpha per head (B x H x M x N)
+    gamma is per head too (B x H x M x (Kv + Kh))."""
+    if alpha.dim() == 4:
+        batch, heads, num_nodes, num_leaves = alpha.shape
+        per_head = alpha.transpose(0, 1).reshape(heads, batch, num_nodes, num_leaves)
+        return torch.stack([embedding_weights(a, paths) for a in per_head], dim=1)
     batch, num_nodes, _ = alpha.shape
     rows = paths.vertical_rows + paths.horizontal_rows
     weights = alpha.reshape(-1)[paths.weight_index]
@@ -189,13 +242,17 @@ def accumulate(
 
     Args:
         leaves: B x N x d leaf values; nodes: B x M x d node values (any strides).
-        leaf_weights: B x N, the w of Eq. 7 (entries of leaves no node covers are ignored).
+        leaf_weights: B x N, the w of Eq. 7 (entries of leaves no node covers are ignored); or
+            B x N x H, one w per head (the released code's convention (c)): the d values are H
+            heads of d/H, each accumulated with its own w.
         vertical, horizontal: Kv x e/2 and Kh x e/2 rows of E^v and E^h, or None. d must be a
             multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the values, which
             is how the embeddings are shared across attention heads.
     Returns:
         B x M x d; rows of padded nodes are 0.
     """
+    if leaf_weights.dim() == 3:
+        return accumulate_per_head(plan, leaves, nodes, leaf_weights, vertical, horizontal)
     dtype = leaves.dtype
     # where, not a product alone: w may be anything (even NaN) at leaves no node covers.
     weights = torch.where(plan.covered_leaves, leaf_weights.to(dtype), 0.0)
@@ -212,6 +269,33 @@ def accumulate(
     batch, num_nodes, width = out.shape
     shared = out.view(batch, num_nodes, width // embedded.size(-1), embedded.size(-1))
     return (shared + embedded.unsqueeze(2)).view(batch, num_nodes, width)
+
+
+def accumulate_per_head(
+    plan: AccumulationPlan,
+    leaves: Tensor,
+    nodes: Tensor,
+    leaf_weights: Tensor,
+    vertical: Optional[Tensor] = None,
+    horizontal: Optional[Tensor] = None,
+) -> Tensor:
+    """Eq. 10 with the leaf weights of the authors' released code (convention (c)): w per head
+    (leaf_weights B x N x H, w = L U + b), each head's d/H values accumulated with its own w;
+    the embeddings (e = d/H wide) are added to every head. Returns B x M x d."""
+    dtype = leaves.dtype
+    batch, num_leaves, width = leaves.shape
+    heads = leaf_weights.size(-1)
+    weights = torch.where(plan.covered_leaves.unsqueeze(-1), leaf_weights.to(dtype), 0.0)
+    alpha = weights.permute(0, 2, 1).unsqueeze(2) * plan.leaf_scale.to(dtype).unsqueeze(1)
+    beta = (alpha @ plan.leaf_cover.to(dtype).unsqueeze(1)) * plan.below_weight.to(dtype).unsqueeze(1)
+    split = lambda x: x.reshape(batch, x.size(1), heads, width // heads).transpose(1, 2)
+    out = beta @ split(nodes) + alpha @ split(leaves)  # B x H x M x d/H
+    if vertical is not None:
+        if plan.embedding_paths is None:
+            raise ValueError("the accumulation plan was built without embedding rows")
+        gamma = embedding_weights(alpha, plan.embedding_paths)  # B x H x M x (Kv + Kh)
+        out = out + gamma @ torch.block_diag(vertical, horizontal).to(dtype)
+    return out.transpose(1, 2).reshape(batch, -1, width)
 
 
 def hierarchical_accumulation(

@@ -8,6 +8,8 @@ from torch import Tensor
 from torch.utils.weak import WeakIdKeyDictionary
 
 from fairseq_tree.modules.hierarchical_accumulation import (
+    PAPER,
+    AccumulationConventions,
     AccumulationPlan,
     build_accumulation_plan,
     interpolation_cover,
@@ -59,19 +61,22 @@ class SourceTree:
     def num_nodes(self) -> int:
         return self.spans.size(1)
 
-    def accumulation_plan(self, embedding_rows: Optional[tuple], dtype) -> AccumulationPlan:
+    def accumulation_plan(self, embedding_rows: Optional[tuple], dtype,
+                          conventions: AccumulationConventions = PAPER) -> AccumulationPlan:
         """The plan of hierarchical accumulation for these trees, in ``dtype`` (built once per
-        batch, embedding row count and dtype)."""
+        batch, embedding row count, dtype and conventions)."""
         plans = _PLANS_BY_SPANS.setdefault(self.spans, {})
-        key = (self.num_leaves, embedding_rows, dtype)
+        key = (self.num_leaves, embedding_rows, dtype, conventions)
         if key not in plans:
-            plans[key] = build_accumulation_plan(self.spans, self.num_leaves, embedding_rows, dtype)
+            plans[key] = build_accumulation_plan(self.spans, self.num_leaves, embedding_rows,
+                                                 dtype, conventions)
         return plans[key]
 
-    def prepare(self, embedding_rows: Optional[tuple], dtype, subtree_masking=None):
+    def prepare(self, embedding_rows: Optional[tuple], dtype, subtree_masking=None,
+                conventions: AccumulationConventions = PAPER):
         """Build now what the layers will read: the plan and, with ``subtree_masking`` given,
         the encoder's self-attention masks; otherwise cross-attention's memory mask."""
-        self.accumulation_plan(embedding_rows, dtype)
+        self.accumulation_plan(embedding_rows, dtype, conventions)
         if subtree_masking is None:
             self.memory_mask(dtype)
         else:

@@ -10,26 +10,33 @@ import torch.nn.functional as F
 from fairseq.incremental_decoding_utils import with_incremental_state
 from torch import Tensor, nn
 
-from fairseq_tree.modules.hierarchical_accumulation import accumulate
+from fairseq_tree.modules.hierarchical_accumulation import PAPER, AccumulationConventions, accumulate
 from fairseq_tree.modules.source_tree import SourceTree
 
 
+# The authors' released code (convention (d)): 50 rows of E^v, 100 of E^h, drawn from N(0, 1).
+RELEASED_EMBEDDING_ROWS = (50, 100)
+
+
 class HierarchicalEmbedding(nn.Module):
-    """E^v and E^h of Eq. 9: ``rows`` x ``head_dim / 2`` each, shared across attention heads.
+    """E^v and E^h of Eq. 9: ``rows`` x ``head_dim / 2`` each, shared across attention heads;
+    with ``released`` (convention (d) of the authors' code) 50 and 100 rows from N(0, 1).
 
     Row k of E^v marks a cell whose node is k nodes above its leaf (|V_j^t|); row k of E^h a leaf
     that is the k-th of the node's span (|H_j^t|); larger counts share the last row; row 0 is
     never used.
     """
 
-    def __init__(self, rows: int, head_dim: int):
+    def __init__(self, rows: int, head_dim: int, released: bool = False):
         super().__init__()
         if head_dim % 2:
             raise ValueError(f"hierarchical embeddings need an even head dimension, got {head_dim}")
-        self.vertical = nn.Parameter(torch.empty(rows, head_dim // 2))
-        self.horizontal = nn.Parameter(torch.empty(rows, head_dim // 2))
-        nn.init.normal_(self.vertical, std=head_dim**-0.5)
-        nn.init.normal_(self.horizontal, std=head_dim**-0.5)
+        vertical_rows, horizontal_rows, std = (
+            RELEASED_EMBEDDING_ROWS + (1.0,) if released else (rows, rows, head_dim**-0.5))
+        self.vertical = nn.Parameter(torch.empty(vertical_rows, head_dim // 2))
+        self.horizontal = nn.Parameter(torch.empty(horizontal_rows, head_dim // 2))
+        nn.init.normal_(self.vertical, std=std)
+        nn.init.normal_(self.horizontal, std=std)
 
     @property
     def rows(self) -> Tuple[int, int]:
@@ -40,11 +47,14 @@ class TreeAttentionBase(nn.Module):
     """Multi-head attention whose node values are hierarchically accumulated.
 
     Projections W^Q, W^K, W^V, W^O are shared by leaves and nodes; u (``leaf_weight``) gives the
-    leaf weights w = L u of Eq. 7; ``hierarchical_embedding`` is None for the -HierEmb ablation.
+    leaf weights w = L u of Eq. 7 (with the released code's convention (c), U of C x heads and a
+    bias ``leaf_bias``: w = L U + b, one w per head); ``hierarchical_embedding`` is None for the
+    -HierEmb ablation.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
-                 hier_embed_rows: Optional[int] = 100, kdim: Optional[int] = None):
+                 hier_embed_rows: Optional[int] = 100, kdim: Optional[int] = None,
+                 conventions: AccumulationConventions = PAPER):
         super().__init__()
         if embed_dim % num_heads:
             raise ValueError(f"embed_dim {embed_dim} is not divisible by {num_heads} heads")
@@ -56,9 +66,15 @@ class TreeAttentionBase(nn.Module):
         self.k_proj = nn.Linear(kdim, embed_dim)
         self.v_proj = nn.Linear(kdim, embed_dim)
         self.out_proj = nn.Linear(embed_dim, embed_dim)
-        self.leaf_weight = nn.Parameter(torch.empty(kdim))  # u_s (encoder) or u_c (decoder)
+        self.conventions = conventions
+        head_weights = conventions.head_leaf_weights
+        # u_s (encoder) or u_c (decoder); U with its bias under convention (c)
+        self.leaf_weight = nn.Parameter(torch.empty((kdim, num_heads) if head_weights else kdim))
+        self.leaf_bias = nn.Parameter(torch.zeros(num_heads)) if head_weights else None
         self.hierarchical_embedding = (
-            HierarchicalEmbedding(hier_embed_rows, self.head_dim) if hier_embed_rows else None
+            HierarchicalEmbedding(hier_embed_rows, self.head_dim,
+                                  released=conventions.released_embedding_init)
+            if hier_embed_rows else None
         )
         self.reset_parameters()
 
@@ -68,7 +84,7 @@ class TreeAttentionBase(nn.Module):
             nn.init.xavier_uniform_(proj.weight, gain=1 / math.sqrt(2))
         nn.init.xavier_uniform_(self.out_proj.weight)
         nn.init.constant_(self.out_proj.bias, 0.0)
-        nn.init.normal_(self.leaf_weight, std=self.leaf_weight.numel() ** -0.5)
+        nn.init.normal_(self.leaf_weight, std=self.leaf_weight.size(0) ** -0.5)
 
     def accumulation_rows(self) -> Optional[Tuple[int, int]]:
         """Rows of E^v and E^h, or None for -HierEmb: what the accumulation plan is built for."""
@@ -85,8 +101,12 @@ class TreeAttentionBase(nn.Module):
         Returns:
             M x B x C, in the dtype of the values.
         """
-        weights = (leaf_states @ self.leaf_weight.to(leaf_states.dtype)).t()  # B x N
-        plan = tree.accumulation_plan(self.accumulation_rows(), leaf_values.dtype)
+        weights = leaf_states @ self.leaf_weight.to(leaf_states.dtype)  # N x B (x H)
+        if self.leaf_bias is not None:
+            weights = weights + self.leaf_bias.to(weights.dtype)
+        weights = weights.transpose(0, 1)  # B x N (x H)
+        plan = tree.accumulation_plan(self.accumulation_rows(), leaf_values.dtype,
+                                      self.conventions)
         embedding = self.hierarchical_embedding
         tables = () if embedding is None else (embedding.vertical, embedding.horizontal)
         accumulated = accumulate(plan, leaf_values.transpose(0, 1), node_values.transpose(0, 1),
@@ -158,7 +178,8 @@ class TreeSelfAttention(TreeAttentionBase):
 
     def prepare(self, tree: SourceTree, dtype) -> SourceTree:
         """Build the batch's plan and masks before the layers run (see ``SourceTree.prepare``)."""
-        return tree.prepare(self.accumulation_rows(), dtype, self.subtree_masking)
+        return tree.prepare(self.accumulation_rows(), dtype, self.subtree_masking,
+                            self.conventions)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: SourceTree,
                 need_weights: bool = False, attn_mask: Optional[Tensor] = None):

@@ -12,6 +12,7 @@ from fairseq.modules.transformer_layer import (
 )
 from torch import Tensor
 
+from fairseq_tree.modules.hierarchical_accumulation import PAPER, AccumulationConventions
 from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
 
@@ -19,15 +20,18 @@ from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAtte
 class TreeEncoderLayer(TransformerEncoderLayerBase):
     """Encoder layer over [leaves; nodes] with tree self-attention (Eqs. 11-20)."""
 
-    def __init__(self, cfg, hier_embed_rows: Optional[int], subtree_masking: bool):
+    def __init__(self, cfg, hier_embed_rows: Optional[int], subtree_masking: bool,
+                 conventions: AccumulationConventions = PAPER):
         # Read by build_self_attention, which fairseq's __init__ calls.
         self.hier_embed_rows, self.subtree_masking = hier_embed_rows, subtree_masking
+        self.conventions = conventions
         super().__init__(cfg)
 
     def build_self_attention(self, embed_dim, cfg):
         return TreeSelfAttention(
             embed_dim, cfg.encoder.attention_heads, dropout=cfg.attention_dropout,
             hier_embed_rows=self.hier_embed_rows, subtree_masking=self.subtree_masking,
+            conventions=self.conventions,
         )
 
     def forward(self, x: Tensor, tree: SourceTree):
@@ -40,12 +44,15 @@ class TreeDecoderLayer(TransformerDecoderLayerBase):
     """Decoder layer whose encoder attention is tree cross-attention (Eqs. 21-24). Its
     ``encoder_out`` argument is the ``SourceTree`` (see ``TreeDecoder.extract_features``)."""
 
-    def __init__(self, cfg, hier_embed_rows: Optional[int], no_encoder_attn: bool = False):
-        self.hier_embed_rows = hier_embed_rows  # read by build_encoder_attention
+    def __init__(self, cfg, hier_embed_rows: Optional[int], no_encoder_attn: bool = False,
+                 conventions: AccumulationConventions = PAPER):
+        # read by build_encoder_attention
+        self.hier_embed_rows, self.conventions = hier_embed_rows, conventions
         super().__init__(cfg, no_encoder_attn=no_encoder_attn)
 
     def build_encoder_attention(self, embed_dim, cfg):
         return TreeCrossAttention(
             embed_dim, cfg.decoder.attention_heads, dropout=cfg.attention_dropout,
             hier_embed_rows=self.hier_embed_rows, kdim=cfg.encoder.embed_dim,
+            conventions=self.conventions,
         )

@@ -1,0 +1,154 @@
+"""The authors' released code's accumulation conventions (a)-(d), offered as options: each
+against a literal reference, the options' plumbing, what they change and what they leave, and a
+tree2seq model that trains with all of them."""
+
+import random
+
+import pytest
+import torch
+from conftest import TRAIN, run_cli
+from model_helpers import build_model, collate, random_examples, tree_dictionary
+from test_hierarchical_accumulation import random_case
+from tree_reference import literal_accumulation, literal_head_accumulation
+
+from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.modules.hierarchical_accumulation import (
+    PAPER,
+    AccumulationConventions,
+    accumulate,
+    build_accumulation_plan,
+)
+from fairseq_tree.modules.source_tree import SourceTree
+from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
+
+PLAN_CONVENTIONS = {  # (a), (b), both: the ones that change the plan
+    "a": AccumulationConventions(path_count_average=True),
+    "b": AccumulationConventions(root_depth_index=True),
+    "ab": AccumulationConventions(path_count_average=True, root_depth_index=True),
+}
+
+
+def fast(case, conventions, weights=None):
+    rows = None if case["vertical"] is None else (case["vertical"].size(0),
+                                                  case["horizontal"].size(0))
+    plan = build_accumulation_plan(case["spans"], case["leaves"].size(1), rows, torch.float64,
+                                   conventions)
+    return accumulate(plan, case["leaves"], case["nodes"],
+                      case["leaf_weights"] if weights is None else weights,
+                      case["vertical"], case["horizontal"])
+
+
+@pytest.mark.parametrize("name", list(PLAN_CONVENTIONS))
+@pytest.mark.parametrize("embeddings", [False, True], ids=["eq8", "eq10"])
+def test_plan_conventions_equal_their_literal_reference(name, embeddings):
+    conventions = PLAN_CONVENTIONS[name]
+    rng = random.Random(len(name) + 2 * embeddings)
+    torch.manual_seed(0)
+    changed = 0
+    for _ in range(100):
+        case = random_case(rng)
+        if not embeddings:
+            case["vertical"] = case["horizontal"] = None
+        literal = literal_accumulation(
+            **case, path_count_average=conventions.path_count_average,
+            root_depth_index=conventions.root_depth_index)
+        torch.testing.assert_close(fast(case, conventions), literal, rtol=0, atol=1e-9)
+        changed += not torch.allclose(literal, literal_accumulation(**case))
+    if embeddings or "a" in name:  # (b) alone changes only the embeddings' rows
+        assert changed > 50
+
+
+@pytest.mark.parametrize("conventions", [PAPER, PLAN_CONVENTIONS["ab"]], ids=["paper", "ab"])
+@pytest.mark.parametrize("embeddings", [False, True], ids=["eq8", "eq10"])
+def test_per_head_leaf_weights_equal_their_literal_reference(conventions, embeddings):
+    """(c): w = L U + b per head; each head's slice of the values accumulated with its w."""
+    rng = random.Random(7 + embeddings)
+    torch.manual_seed(1)
+    for _ in range(60):
+        case = random_case(rng, d=8)
+        heads = 2
+        weights = torch.randn(*case["leaf_weights"].shape, heads, dtype=torch.float64)
+        if embeddings:  # shared by the heads: e = d / heads wide
+            case["vertical"], case["horizontal"] = case["vertical"][:, :2], case["horizontal"][:, :2]
+        else:
+            case["vertical"] = case["horizontal"] = None
+        literal = literal_head_accumulation(
+            case["leaves"], case["nodes"], case["spans"], weights, case["vertical"],
+            case["horizontal"], path_count_average=conventions.path_count_average,
+            root_depth_index=conventions.root_depth_index)
+        torch.testing.assert_close(fast(case, conventions, weights), literal, rtol=0, atol=1e-9)
+        same = weights[..., :1].expand_as(weights)  # equal heads: the one-vector accumulation
+        torch.testing.assert_close(fast(case, conventions, same),
+                                   fast(case, conventions, same[..., 0]), rtol=0, atol=1e-9)
+
+
+def test_options_and_the_switch():
+    names = ["released_path_count", "released_depth_index", "released_head_weights",
+             "released_embedding_init"]
+    assert TreeAttentionConfig().conventions == PAPER
+    assert TreeAttentionConfig(released_accumulation=True).conventions == \
+        AccumulationConventions.released()
+    for k, name in enumerate(names):
+        flags = [False] * 4
+        flags[k] = True
+        assert TreeAttentionConfig(**{name: True}).conventions == AccumulationConventions(*flags)
+
+
+def attention_modules(model):
+    return [m for m in model.modules() if isinstance(m, (TreeSelfAttention, TreeCrossAttention))]
+
+
+def test_released_parameters_and_initialisation():
+    """(c) U (C x heads) and b in every tree attention; (d) 50 and 100 embedding rows drawn from
+    N(0, 1); the paper's model keeps one u and |E| rows of std head_dim^-0.5."""
+    torch.manual_seed(0)
+    dictionary = tree_dictionary()
+    released = build_model(dictionary, released_accumulation=True)
+    paper = build_model(dictionary)
+    for module in attention_modules(released):
+        assert module.leaf_weight.shape == (module.embed_dim, module.num_heads)
+        assert module.leaf_bias.shape == (module.num_heads,)
+        embedding = module.hierarchical_embedding
+        assert embedding.rows == (50, 100)
+        assert 0.7 < float(embedding.horizontal.std()) < 1.3
+    for module in attention_modules(paper):
+        assert module.leaf_weight.dim() == 1 and module.leaf_bias is None
+        embedding = module.hierarchical_embedding
+        assert embedding.rows == (100, 100)
+        assert float(embedding.horizontal.std()) < 2 * module.head_dim ** -0.5
+
+
+@pytest.mark.parametrize("name", ["a", "b", "ab"])
+def test_plan_conventions_change_node_rows_only(name):
+    """With the same parameters, tree self-attention under (a)/(b) gives the leaves the same
+    outputs (they attend to leaves only) and the nodes other ones (their values changed)."""
+    torch.manual_seed(0)
+    rng = random.Random(3)
+    dictionary = tree_dictionary()
+    batch = collate(random_examples(rng, dictionary, 6, max_leaves=9), dictionary)["net_input"]
+    paper = TreeSelfAttention(16, 4, hier_embed_rows=5).double().eval()
+    released = TreeSelfAttention(16, 4, hier_embed_rows=5,
+                                 conventions=PLAN_CONVENTIONS[name]).double().eval()
+    released.load_state_dict(paper.state_dict())
+    leaf_padding = batch["src_tokens"].eq(dictionary.pad())
+    n, m = leaf_padding.size(1), batch["src_node_spans"].size(1)
+    x = torch.randn(n + m, leaf_padding.size(0), 16, dtype=torch.float64)
+    outputs = [attention(x, x, x, SourceTree.from_batch(leaf_padding,
+                                                        batch["src_node_spans"].clone()))[0]
+               for attention in (paper, released)]
+    torch.testing.assert_close(outputs[0][:n], outputs[1][:n], rtol=0, atol=1e-12)
+    real = ~SourceTree.from_batch(leaf_padding, batch["src_node_spans"]).node_padding_mask
+    differs = (outputs[0][n:] - outputs[1][n:]).abs().amax(-1).transpose(0, 1) > 1e-9
+    assert differs[real].float().mean() > 0.3 and not differs[~real].any()
+
+
+def test_tree2seq_trains_with_the_released_conventions(example, tmp_path):
+    work, _ = example
+    proc = run_cli("fairseq-train", work / "data-bin", *TRAIN, "--released-accumulation",
+                   "--max-update", "4", "--log-interval", "1", "--save-dir", tmp_path)
+    assert "num_updates 4" in proc.stdout + proc.stderr
+    state = torch.load(tmp_path / "checkpoint_last.pt", weights_only=False)
+    assert state["cfg"]["model"].released_accumulation
+    biases = [k for k in state["model"] if k.endswith("leaf_bias")]
+    assert len(biases) == 2 + 2  # tree2seq_tiny: 2 encoder, 2 decoder layers
+    assert all(torch.isfinite(v).all() for v in state["model"].values())
