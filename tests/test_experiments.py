@@ -31,7 +31,8 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "bible-fr-en": BIBLE_MODELS, "bible-en-fr-induced": BIBLE_MODELS,
               "bible-fr-en-induced": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
-                            "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask"]}
+                            "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
+                            "tree2seq-released"]}
 # What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
 BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
@@ -120,7 +121,8 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
             exp = load_experiment(CONFIGS, pair, model)
             train = dict(exp.train)
             arch, flag = train.pop("arch"), {"tree2seq-no-hier-embed": "no-hier-embed",
-                                             "tree2seq-no-subtree-mask": "no-subtree-mask"}
+                                             "tree2seq-no-subtree-mask": "no-subtree-mask",
+                                             "tree2seq-released": "released-accumulation"}
             assert train.pop(flag.get(model, "-"), True) is True
             assert train == {k: v for k, v in base.train.items() if k != "arch"}, (pair, model)
             assert arch == ("transformer" if model in BASELINE_INPUT else "tree2seq")
