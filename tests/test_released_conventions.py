@@ -9,7 +9,13 @@ import torch
 from conftest import TRAIN, run_cli
 from model_helpers import build_model, collate, random_examples, tree_dictionary
 from test_hierarchical_accumulation import random_case
-from tree_reference import literal_accumulation, literal_head_accumulation
+from test_tree_hot_path import syncs  # noqa: F401  (the fixture that records device reads)
+from tree_reference import (
+    literal_accumulation,
+    literal_head_accumulation,
+    padded_batch,
+    random_spans,
+)
 
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
 from fairseq_tree.modules.hierarchical_accumulation import (
@@ -19,8 +25,14 @@ from fairseq_tree.modules.hierarchical_accumulation import (
     build_accumulation_plan,
 )
 from fairseq_tree.modules.source_tree import SourceTree
-from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
+from fairseq_tree.modules.tree_attention import (
+    RELEASED_EMBEDDING_ROWS,
+    TreeCrossAttention,
+    TreeSelfAttention,
+)
 
+OPTIONS = ["released_path_count", "released_depth_index", "released_head_weights",
+           "released_embedding_init"]  # (a)-(d)
 PLAN_CONVENTIONS = {  # (a), (b), both: the ones that change the plan
     "a": AccumulationConventions(path_count_average=True),
     "b": AccumulationConventions(root_depth_index=True),
@@ -83,12 +95,10 @@ def test_per_head_leaf_weights_equal_their_literal_reference(conventions, embedd
 
 
 def test_options_and_the_switch():
-    names = ["released_path_count", "released_depth_index", "released_head_weights",
-             "released_embedding_init"]
     assert TreeAttentionConfig().conventions == PAPER
     assert TreeAttentionConfig(released_accumulation=True).conventions == \
         AccumulationConventions.released()
-    for k, name in enumerate(names):
+    for k, name in enumerate(OPTIONS):
         flags = [False] * 4
         flags[k] = True
         assert TreeAttentionConfig(**{name: True}).conventions == AccumulationConventions(*flags)
@@ -98,24 +108,111 @@ def attention_modules(model):
     return [m for m in model.modules() if isinstance(m, (TreeSelfAttention, TreeCrossAttention))]
 
 
-def test_released_parameters_and_initialisation():
-    """(c) U (C x heads) and b in every tree attention; (d) 50 and 100 embedding rows drawn from
-    N(0, 1); the paper's model keeps one u and |E| rows of std head_dim^-0.5."""
+@pytest.mark.parametrize("arch", ["tree2seq_tiny", "tree_classifier_tiny"])
+def test_released_parameters_and_initialisation(arch):
+    """(c) U (C x heads) and b in every tree attention; (d) 50 depths and 100 ranks in use (51
+    and 101 rows with the unused row 0) drawn from N(0, 1); the paper's model keeps one u and
+    |E| rows of std head_dim^-0.5. The classifier's encoder takes the same options."""
     torch.manual_seed(0)
     dictionary = tree_dictionary()
-    released = build_model(dictionary, released_accumulation=True)
-    paper = build_model(dictionary)
+    released = build_model(dictionary, arch, released_accumulation=True)
+    paper = build_model(dictionary, arch)
+    assert RELEASED_EMBEDDING_ROWS == (51, 101)
+    assert len(attention_modules(released)) >= 2
     for module in attention_modules(released):
+        assert module.conventions == AccumulationConventions.released()
         assert module.leaf_weight.shape == (module.embed_dim, module.num_heads)
         assert module.leaf_bias.shape == (module.num_heads,)
         embedding = module.hierarchical_embedding
-        assert embedding.rows == (50, 100)
-        assert 0.7 < float(embedding.horizontal.std()) < 1.3
+        assert embedding.rows == (51, 101)
+        assert 0.7 < float(embedding.horizontal.detach().std()) < 1.3
     for module in attention_modules(paper):
+        assert module.conventions == PAPER
         assert module.leaf_weight.dim() == 1 and module.leaf_bias is None
         embedding = module.hierarchical_embedding
         assert embedding.rows == (100, 100)
-        assert float(embedding.horizontal.std()) < 2 * module.head_dim ** -0.5
+        assert float(embedding.horizontal.detach().std()) < 2 * module.head_dim ** -0.5
+
+
+def test_released_attention_equals_the_literal_reference():
+    """All four in one tree attention: its accumulated node values equal the literal reference
+    with w = L U + b per head (written out here) and the module's own (d) tables, on a padded
+    batch whose chain is deeper than 50 nodes (its deepest nodes share E^v's last row)."""
+    torch.manual_seed(2)
+    rng = random.Random(11)
+    attention = TreeSelfAttention(8, 2, hier_embed_rows=5,
+                                  conventions=AccumulationConventions.released()).double()
+    torch.nn.init.normal_(attention.leaf_bias)  # nonzero, so that b is checked too
+    n = 54
+    chain = [(k, n) for k in range(n - 1)]  # depths 1 to 53
+    spans = padded_batch(rng, [chain, random_spans(rng, 9, 1.0), random_spans(rng, 30, 0.7)], n)
+    leaf_padding = torch.zeros(3, n, dtype=torch.bool)
+    leaf_padding[1, 9:], leaf_padding[2, 30:] = True, True
+    tree = SourceTree.from_batch(leaf_padding, spans)
+    m = spans.size(1)
+    leaf_states, leaf_values = torch.randn(2, n, 3, 8, dtype=torch.float64)
+    node_values = torch.randn(m, 3, 8, dtype=torch.float64)
+    U, b = attention.leaf_weight.detach(), attention.leaf_bias.detach()
+    weights = torch.zeros(3, n, 2, dtype=torch.float64)  # w_bjh = sum_c L_jbc U_ch + b_h
+    for j in range(n):
+        for h in range(2):
+            weights[:, j, h] = (leaf_states[j] * U[:, h]).sum(-1) + b[h]
+    embedding = attention.hierarchical_embedding
+    literal = literal_head_accumulation(
+        leaf_values.transpose(0, 1), node_values.transpose(0, 1), spans, weights,
+        embedding.vertical.detach(), embedding.horizontal.detach(),
+        path_count_average=True, root_depth_index=True)
+    with torch.no_grad():
+        fast = attention.accumulated_node_values(tree, leaf_states, leaf_values, node_values)
+    torch.testing.assert_close(fast.transpose(0, 1), literal, rtol=0, atol=1e-9)
+    assert embedding.rows == RELEASED_EMBEDDING_ROWS and len(chain) > 50
+
+
+def model_outputs(arch: str, seed: int = 0, **options):
+    """The output of a freshly built tiny ``arch`` (seeded) on a fixed padded batch, in float64:
+    tree2seq's decoder output, the classifier's encoder states of its nodes (its leaves attend
+    to leaves alone)."""
+    dictionary = tree_dictionary()
+    torch.manual_seed(seed)
+    model = build_model(dictionary, arch, **options).double().eval()
+    net_input = collate(random_examples(random.Random(5), dictionary, 6), dictionary)["net_input"]
+    with torch.no_grad():
+        if arch.startswith("tree2seq"):
+            return model(**net_input)[0]
+        return model.encoder(net_input["src_tokens"], net_input["src_lengths"],
+                             net_input["src_node_labels"],
+                             net_input["src_node_spans"])["encoder_nodes"][0]
+
+
+@pytest.mark.parametrize("arch", ["tree2seq_tiny", "tree_classifier_tiny"])
+def test_every_option_off_is_the_default_path_bit_for_bit(arch):
+    off = dict.fromkeys(["released_accumulation", *OPTIONS], False)
+    assert torch.equal(model_outputs(arch, **off), model_outputs(arch))
+
+
+@pytest.mark.parametrize("option", ["released_accumulation", *OPTIONS])
+@pytest.mark.parametrize("arch", ["tree2seq_tiny", "tree_classifier_tiny"])
+def test_every_option_changes_the_output(arch, option):
+    paper, released = model_outputs(arch), model_outputs(arch, **{option: True})
+    assert paper.shape == released.shape
+    assert (paper - released).abs().max() > 1e-4
+
+
+def test_released_layers_never_wait_for_the_device_in_training(syncs):  # noqa: F811
+    """The released conventions keep the hot path as it is: forward and backward of a training
+    batch read no device value in any tree layer (see tests/test_tree_hot_path.py)."""
+    torch.manual_seed(3)
+    dictionary = tree_dictionary()
+    model = build_model(dictionary, released_accumulation=True)
+    batch = collate(random_examples(random.Random(20), dictionary, 6), dictionary)
+    hooks = syncs.watch([*model.encoder.layers, *model.decoder.layers], "layer")
+    with syncs:
+        model(**batch["net_input"])[0].sum().backward()
+    for hook in hooks:
+        hook.remove()
+    layers = syncs.reads("layer")
+    assert len(layers) == len(model.encoder.layers) + len(model.decoder.layers)
+    assert list(layers.values()) == [[]] * len(layers)
 
 
 @pytest.mark.parametrize("name", ["a", "b", "ab"])

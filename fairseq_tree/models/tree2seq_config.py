@@ -52,8 +52,8 @@ class TreeAttentionConfig(FairseqDataclass):
     )
     released_embedding_init: bool = field(
         default=False,
-        metadata={"help": "released code (d): E^v and E^h with 50 and 100 rows (not "
-                  "--hier-embed-size each), initialised from N(0, 1)"},
+        metadata={"help": "released code (d): E^v and E^h with 50 and 100 rows in use (depths "
+                  "1-50, ranks 1-100; not --hier-embed-size each), initialised from N(0, 1)"},
     )
 
     @property

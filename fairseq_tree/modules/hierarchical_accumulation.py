@@ -132,7 +132,12 @@ def path_count_aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tens
     """Eqs. 6-7 as the authors' released code computes them (convention (a)): the branch sum of
     cell (i, j), leaf included, divided by |P(i, j)|, the nodes on the path, not by
     |C_j^i| = 1 + |P(i, j)|: kappa_ij = 1 / (|span_i| * |P(i, j)|) on the cover, 0 elsewhere
-    (|P(i, j)| >= 1 there: node i itself is on the path)."""
+    (|P(i, j)| >= 1 there: node i itself is on the path).
+
+    There (src/modules/nstack_merge_tree_attention.py, ``accumulate_upward`` with the 'mean'
+    up-norm of the architectures its README trains) the upward cumulative sum starts with the
+    leaf but is divided by the cumulative count of the node mask alone; the division by
+    |span_i| is ``accumulate_rightward``'s 'mean' norm, as Eq. 7's."""
     span_length = (spans[..., 1] - spans[..., 0]).clamp(min=1).to(dtype).unsqueeze(-1)
     scale = 1.0 / (span_length * path_length.clamp(min=1).to(dtype))
     return scale.masked_fill(~cover, 0.0)
@@ -141,7 +146,13 @@ def path_count_aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tens
 def root_depths(below: Tensor) -> Tensor:
     """B x M: the depth of each node counted from the root, the root 1 (the nodes whose subtree
     holds it, itself included); 0 for padded nodes. The vertical row of Eq. 9 in the authors'
-    released code (convention (b)), the same for every leaf under the node."""
+    released code (convention (b)), the same for every leaf under the node.
+
+    There (src/modules/nstack_merge_tree_attention.py, ``MergeHierarchicalEmbedding.forward``)
+    the vertical index is a cumulative count of the node mask taken from the root's end of the
+    node axis (src/binarization.py stores a tree's nodes children first, reversing their
+    breadth-first order), so it counts node t and the nodes above it,
+    not the nodes from t down to leaf j."""
     return below.sum(dim=1)
 
 
@@ -281,7 +292,10 @@ def accumulate_per_head(
 ) -> Tensor:
     """Eq. 10 with the leaf weights of the authors' released code (convention (c)): w per head
     (leaf_weights B x N x H, w = L U + b), each head's d/H values accumulated with its own w;
-    the embeddings (e = d/H wide) are added to every head. Returns B x M x d."""
+    the embeddings (e = d/H wide) are added to every head. Returns B x M x d.
+
+    There (src/modules/nstack_merge_tree_attention.py) ``dwstack_linear`` gives one weight per
+    head and leaf, and ``accumulate_rightward`` applies each head's to that head's values."""
     dtype = leaves.dtype
     batch, num_leaves, width = leaves.shape
     heads = leaf_weights.size(-1)

@@ -14,17 +14,26 @@ from fairseq_tree.modules.hierarchical_accumulation import PAPER, AccumulationCo
 from fairseq_tree.modules.source_tree import SourceTree
 
 
-# The authors' released code (convention (d)): 50 rows of E^v, 100 of E^h, drawn from N(0, 1).
-RELEASED_EMBEDDING_ROWS = (50, 100)
+# The authors' released code (convention (d)): E^v indexed by depths 1-50 and E^h by ranks
+# 1-100 (larger ones share the last row), both drawn from N(0, 1); with this module's unused row 0
+# that is 51 and 101 rows.
+RELEASED_EMBEDDING_ROWS = (51, 101)
 
 
 class HierarchicalEmbedding(nn.Module):
-    """E^v and E^h of Eq. 9: ``rows`` x ``head_dim / 2`` each, shared across attention heads;
-    with ``released`` (convention (d) of the authors' code) 50 and 100 rows from N(0, 1).
+    """E^v and E^h of Eq. 9: ``rows`` x ``head_dim / 2`` each, shared across attention heads.
 
     Row k of E^v marks a cell whose node is k nodes above its leaf (|V_j^t|); row k of E^h a leaf
     that is the k-th of the node's span (|H_j^t|); larger counts share the last row; row 0 is
     never used.
+
+    With ``released``, convention (d) of the authors' released code: 50 vertical rows in use and
+    100 horizontal ones (``RELEASED_EMBEDDING_ROWS``, whatever ``rows``), drawn from N(0, 1), not
+    N(0, 1/head_dim). There (src/modules/nstack_merge_tree_attention.py,
+    ``MergeHierarchicalEmbedding``) both tables are one ``nn.Embedding`` left at torch's N(0, 1)
+    initialisation, its indices clamped at ``nstack_hier_embed_max_ver`` and
+    ``nstack_hier_embed_max_horiz``, which src/models/nstack_archs.py sets to 50 and 100 for the
+    architectures its README trains (``..._allcross_hier``).
     """
 
     def __init__(self, rows: int, head_dim: int, released: bool = False):
@@ -91,9 +100,21 @@ class TreeAttentionBase(nn.Module):
         embedding = self.hierarchical_embedding
         return None if embedding is None else embedding.rows
 
+    def leaf_weights(self, leaf_states: Tensor) -> Tensor:
+        """w of Eq. 7 (N x B x C -> N x B): w = L u.
+
+        With convention (c) of the authors' released code, one w per head (N x B x H):
+        w = L U + b, U of C x heads and a bias b: their ``dwstack_linear``, a linear map with a
+        bias from the C leaf features to the heads (src/modules/nstack_merge_tree_attention.py).
+        """
+        weights = leaf_states @ self.leaf_weight.to(leaf_states.dtype)
+        if self.leaf_bias is not None:
+            weights = weights + self.leaf_bias.to(weights.dtype)
+        return weights
+
     def accumulated_node_values(self, tree: SourceTree, leaf_states: Tensor,
                                 leaf_values: Tensor, node_values: Tensor) -> Tensor:
-        """N-bar' of Eq. 10 (Eq. 8 for -HierEmb) with w = L u (Eq. 7).
+        """N-bar' of Eq. 10 (Eq. 8 for -HierEmb) with w = ``leaf_weights`` (Eq. 7).
 
         Args:
             leaf_states: N x B x C, the L that gives w; leaf_values / node_values: N x B x C and
@@ -101,10 +122,7 @@ class TreeAttentionBase(nn.Module):
         Returns:
             M x B x C, in the dtype of the values.
         """
-        weights = leaf_states @ self.leaf_weight.to(leaf_states.dtype)  # N x B (x H)
-        if self.leaf_bias is not None:
-            weights = weights + self.leaf_bias.to(weights.dtype)
-        weights = weights.transpose(0, 1)  # B x N (x H)
+        weights = self.leaf_weights(leaf_states).transpose(0, 1)  # B x N (x H)
         plan = tree.accumulation_plan(self.accumulation_rows(), leaf_values.dtype,
                                       self.conventions)
         embedding = self.hierarchical_embedding
