@@ -312,7 +312,8 @@ def plot_sentence(picture: dict, path: str):
     attention = picture["attention"][:, keys].numpy()
     fig, (top, bottom) = plt.subplots(
         2, 1, figsize=(max(6, 0.45 * len(keys)), 3 + 0.3 * len(picture["target"])),
-        gridspec_kw={"height_ratios": [1.5, max(1, len(picture["target"]) / 6)]}, sharex=True)
+        gridspec_kw={"height_ratios": [1.5, max(1, len(picture["target"]) / 6)]}, sharex=True,
+        layout="constrained")
     for i in real:  # edges from each node to its children (the largest spans inside it)
         s, e = spans[i]
         inner = [k for k in real if k != i and s <= spans[k][0] and spans[k][1] <= e]
@@ -337,9 +338,9 @@ def plot_sentence(picture: dict, path: str):
     bottom.set_xticks(range(len(keys)), [leaves[k] if k < n else picture["labels"][k - n]
                                          for k in keys], rotation=90, fontsize=8)
     bottom.set_ylabel("target token")
-    fig.colorbar(image, ax=bottom, fraction=0.03, label="attention")
+    # beside both panels, so that the tree keeps the heat map's width and its columns
+    fig.colorbar(image, ax=[top, bottom], fraction=0.03, label="attention")
     fig.suptitle("cross-attention over the source tree (words and nodes)")
-    fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
