@@ -9,7 +9,8 @@
 # Environment: DATA (default data: the recipes' output), CHECKPOINTS (default checkpoints),
 # CONFIG_DIR (default configs), relative to the repository root when unset.
 # Prints the effective batch and the exact fairseq-train command, then runs it; run it again
-# to resume from checkpoint_last.pt. See configs/README.md.
+# to resume from checkpoint_last.pt (a run at its --max-update is left as it is). See
+# configs/README.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${FAIRSEQ_TREE_VENV:-$root/.venv}

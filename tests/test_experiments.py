@@ -471,6 +471,12 @@ def test_train_and_evaluate_on_a_recipe_layout(bible_pair, tmp_path, model, aver
     save_dir = work / "ckpt" / "bible-en-fr" / model
     assert sorted(p.name for p in save_dir.glob("checkpoint_*_*.pt")) == \
         ["checkpoint_1_12.pt", "checkpoint_1_4.pt", "checkpoint_1_8.pt"]
+    # Run again, a finished run is left as it is: fairseq-train would make a 13th update.
+    last = (save_dir / "checkpoint_last.pt").read_bytes()
+    out = run_script("train.sh", work, "bible-en-fr", model)
+    assert "checkpoint_last.pt has 12 updates, the run's --max-update: already trained" in out
+    assert (save_dir / "checkpoint_last.pt").read_bytes() == last
+    assert not list(save_dir.glob("checkpoint_1_13.pt"))
 
     out = run_script("evaluate.sh", work, "bible-en-fr", model)
     results = json.loads((save_dir / "test-results.json").read_text())
