@@ -130,6 +130,13 @@ def sizes(batches: list) -> dict:
             "target_tokens": sum(int(b["ntokens"]) for b in batches)}
 
 
+def fresh(batch: dict) -> dict:
+    """A copy of the batch's tensors. fairseq-train's loader gives every update new tensors, and
+    tree2seq caches a batch's accumulation plan by its spans tensor: updating on the same tensors
+    again would skip the plan's construction, which each update of a real run pays."""
+    return utils.apply_to_sample(torch.clone, batch)
+
+
 def update(setup: Setup, batch: dict):
     setup.trainer.train_step([batch])
 
@@ -139,6 +146,7 @@ CLOCKS = {"wall": time.perf_counter, "process": time.process_time}
 
 def timed_update(setup: Setup, batch: dict, args) -> float:
     clock = CLOCKS[args.clock]
+    batch = fresh(batch)
     if args.device == "cuda":
         torch.cuda.synchronize()
     start = clock()
@@ -168,7 +176,7 @@ def update_flops(setup: Setup, batches: list) -> dict:
     counter = FlopCounterMode(display=False)
     with counter, sdpa_kernel(SDPBackend.MATH):
         for batch in batches:
-            update(setup, batch)
+            update(setup, fresh(batch))
     by_operator = {str(op).split(".")[-1]: n for op, n in counter.get_flop_counts()["Global"].items()}
     return {"total": counter.get_total_flops(), **by_operator}
 
@@ -188,7 +196,7 @@ def profile_table(setup: Setup, batches: list, device: str, rows: int):
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities) as profiler:
         for batch in batches:
-            update(setup, batch)
+            update(setup, fresh(batch))
     averages = profiler.key_averages()
     key = "self_cuda_time_total" if device == "cuda" else "self_cpu_time_total"
     top = sorted(averages, key=lambda e: getattr(e, key), reverse=True)[:rows]
@@ -214,9 +222,10 @@ def measure(setups: dict, ids: list, args) -> dict:
     peak = largest(batches[MODELS[0]])
     result = {"batches": sizes(batches[MODELS[0]]), "peak_memory_batch": peak}
     for name, setup in setups.items():
+        largest_batch = fresh(batches[name][peak])
         result[name] = {
             "ms_per_update": times["ms_per_update"][name],
-            "peak_mb": peak_bytes(lambda: update(setup, batches[name][peak]), args.device) / 2**20,
+            "peak_mb": peak_bytes(lambda: update(setup, largest_batch), args.device) / 2**20,
             "gflop": {k: v / 1e9 for k, v in update_flops(setup, batches[name]).items()},
         }
     tree, plain = result[MODELS[0]], result[MODELS[1]]

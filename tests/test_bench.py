@@ -12,6 +12,8 @@ import torch
 
 from conftest import ROOT
 
+from fairseq_tree.modules import source_tree
+
 sys.path.insert(0, str(ROOT / "bench"))
 import accumulation  # noqa: E402
 import generation  # noqa: E402
@@ -106,9 +108,22 @@ TINY_SIZES = ("--encoder-embed-dim 32 --encoder-ffn-embed-dim 64 --encoder-atten
               "--decoder-attention-heads 2 --decoder-layers 1")
 
 
-def test_training_benchmark_compares_the_same_batches(tmp_path, capsys):
+def test_training_benchmark_compares_the_same_batches(tmp_path, capsys, monkeypatch):
     """bench/training.py at a toy size: fairseq's trainer runs both models of the quickstart
     config on the same sentences; times, memory, FLOPs, ratios and the profile are reported."""
+    calls = {"tree updates": 0, "plans": 0}
+    update, build_plan = training.update, source_tree.build_accumulation_plan
+
+    def counted_update(setup, batch):
+        calls["tree updates"] += setup.name == "tree2seq"
+        return update(setup, batch)
+
+    def counted_plan(*args, **kwargs):
+        calls["plans"] += 1
+        return build_plan(*args, **kwargs)
+
+    monkeypatch.setattr(training, "update", counted_update)
+    monkeypatch.setattr(source_tree, "build_accumulation_plan", counted_plan)
     report = training.main(["--bpe-symbols", "200", "--train-args", TINY_SIZES, "--batches", "2",
                             "--rounds", "1", "--profile", "--profile-rows", "5", "--device", "cpu",
                             "--json", str(tmp_path / "train.json")])
@@ -137,6 +152,8 @@ def test_training_benchmark_compares_the_same_batches(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "== profile: tree2seq" in printed and "== profile: transformer" in printed
     assert printed.rstrip().splitlines()[-1].startswith("tree/plain")
+    # every update builds its batch's plan, as in a real run (new tensors each update)
+    assert calls["plans"] == calls["tree updates"] == 2 * 2 + 1 + 2 + 2  # timed, peak, FLOPs, profile
 
 
 def test_parameter_report_matches_the_models(tmp_path):
