@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-from report import write_json  # noqa: E402
+from report import previous_report, write_json  # noqa: E402
 
 
 def sacrebleu_paired(reference: Path, first: Path, other: Path, resamples: int,
@@ -95,7 +95,7 @@ def main(argv=None) -> dict:
     args = get_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     started = time.time()
     path, keep = Path(args.json), Path(args.keep)
-    previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    previous = previous_report(args.json)
     runs = [r for r in previous.get("runs", []) if r["pair"] == args.pair]
     data = Path(args.data).resolve()
     recipe = json.loads((data / args.pair / "recipe.json").read_text(encoding="utf-8"))
