@@ -19,6 +19,12 @@ the left-branching, right-branching and random trees of the same sentences:
 (b) On the Bible sample, ``plain_transformer_mlm_tiny`` is trained like the constituent model
 (same data, seeds and budget), and both are scored on the test verses, one word masked at a
 time (Table 4's protocol).
+
+A run is one model of one corpus and seed (a row of the results); each finished run is written to
+``--json`` at once, and a run found there is not run again (nor its corpus prepared when none of
+its runs is missing), so the benchmark may be made in several sessions: commit the JSON and run
+the same command again. A JSON made with other settings (updates, data sizes, BPE, fairseq-train
+arguments, perplexity) is refused rather than mixed.
 """
 
 import argparse
@@ -33,12 +39,15 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import masked_lm  # noqa: E402
 import synthetic_task  # noqa: E402
-from report import write_json  # noqa: E402
+from report import previous_report, write_json  # noqa: E402
 
 from fairseq_tree.parsing.base import FLAT_LABEL  # noqa: E402
 
 SAMPLE = masked_lm.ROOT / "data-prep" / "bible-sample"
 CONSTITUENT, PLAIN = "constituent_transformer_tiny", "plain_transformer_mlm_tiny"
+# the settings that change what a row means: a resumed run must have the same
+RESULT_SETTINGS = ("max_update", "synthetic_train", "valid", "test", "bible_train", "bpe_merges",
+                   "perplexity", "extra")
 
 
 def synthetic_corpus(work: Path, args) -> dict:
@@ -70,25 +79,29 @@ def bible_corpus(work: Path, args) -> dict:
             "flat_test_verses_left_out": len(trees) - len(parsed)}
 
 
-def run_corpus(name: str, corpus: dict, work: Path, args) -> list[dict]:
-    """(a) for every seed, and (b) on the Bible."""
-    codes = masked_lm.make_lm_data(corpus["texts"], work / name, corpus["bpe_merges"])
-    data_bin, rows = work / name / "data-bin", []
+def run_corpus(name: str, make_corpus, work: Path, args, rows: list[dict], finish):
+    """(a) for every seed, and (b) on the Bible: the runs not in ``rows`` yet, each passed to
+    ``finish`` when done."""
     archs = [CONSTITUENT, PLAIN] if name == "bible" and args.perplexity else [CONSTITUENT]
-    for seed in args.seeds:
-        for arch in archs:
-            row = {"corpus": name, **masked_lm.train(
-                data_bin, arch, work / name / f"{arch}-seed{seed}", seed, args.max_update,
-                args.extra)}
-            if arch == CONSTITUENT:
-                row["parsing"] = masked_lm.induce_and_score(
-                    Path(row["checkpoint"]), codes, corpus["texts"]["test"], corpus["gold"],
-                    work / name / f"test-seed{seed}")
-            if name == "bible" and args.perplexity:
-                row["masked_words"] = masked_lm.masked_word_perplexity(
-                    Path(row["checkpoint"]), work / name / "units" / "test.txt")
-            rows.append(row)
-    return rows
+    done = {(r["arch"], r["seed"]) for r in rows if r["corpus"] == name}
+    todo = [(seed, arch) for seed in args.seeds for arch in archs if (arch, seed) not in done]
+    if not todo:
+        return
+    corpus = make_corpus(work, args)
+    codes = masked_lm.make_lm_data(corpus["texts"], work / name, corpus["bpe_merges"])
+    data_bin = work / name / "data-bin"
+    for seed, arch in todo:
+        row = {"corpus": name, **masked_lm.train(
+            data_bin, arch, work / name / f"{arch}-seed{seed}", seed, args.max_update,
+            args.extra)}
+        if arch == CONSTITUENT:
+            row["parsing"] = masked_lm.induce_and_score(
+                Path(row["checkpoint"]), codes, corpus["texts"]["test"], corpus["gold"],
+                work / name / f"test-seed{seed}")
+        if name == "bible" and args.perplexity:
+            row["masked_words"] = masked_lm.masked_word_perplexity(
+                Path(row["checkpoint"]), work / name / "units" / "test.txt")
+        finish(row)
 
 
 def summary(rows: list[dict]) -> list[str]:
@@ -134,7 +147,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-perplexity", dest="perplexity", action="store_false",
                         help="skip (b): no plain Transformer, no perplexity")
     parser.add_argument("--work", default="runs/induction", type=Path)
-    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--json", metavar="FILE",
+                        help="results (read first: finished runs are not run again)")
     parser.add_argument("extra", nargs="*", help="after --: more fairseq-train arguments")
     return parser
 
@@ -142,22 +156,32 @@ def get_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     started = time.time()
+    settings = {**vars(args), "work": str(args.work)}
+    rows = previous_report(args.json, settings, RESULT_SETTINGS).get("results", [])
+
+    def report() -> dict:
+        return {"benchmark": "Tree Transformer: induced trees (a) and masked-word perplexity (b)",
+                "command": " ".join(["bench/induction.py", *(argv if argv is not None
+                                                            else sys.argv[1:])]),
+                "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                            "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+                "date": time.strftime("%Y-%m-%d"), "settings": settings,
+                "lm_train_flags": masked_lm.TRAIN,
+                "wall_seconds_this_call": round(time.time() - started), "results": rows}
+
+    def finish(row: dict):
+        rows.append(row)
+        if args.json:
+            write_json(args.json, report())  # a finished run is never lost
+
     corpora = {"synthetic": synthetic_corpus, "bible": bible_corpus}
-    rows = []
     for name in args.corpora:
-        rows += run_corpus(name, corpora[name](args.work, args), args.work, args)
-    report = {"benchmark": "Tree Transformer: induced trees (a) and masked-word perplexity (b)",
-              "command": " ".join(["bench/induction.py", *(argv if argv is not None
-                                                          else sys.argv[1:])]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
-              "date": time.strftime("%Y-%m-%d"), "settings": {**vars(args), "work": str(args.work)},
-              "lm_train_flags": masked_lm.TRAIN, "wall_seconds": round(time.time() - started),
-              "results": rows}
+        run_corpus(name, corpora[name], args.work, args, rows, finish)
     print("\n".join(summary(rows)), flush=True)
+    final = report()
     if args.json:
-        write_json(args.json, report)
-    return report
+        write_json(args.json, final)
+    return final
 
 
 if __name__ == "__main__":

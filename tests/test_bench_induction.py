@@ -1,11 +1,13 @@
 """Smoke runs of the Tree Transformer benchmarks at toy sizes: bench/induction.py (induced-tree F1
 and masked-word perplexity) and bench/induced_translation.py (the French induced-tree recipe on a
-stand-in Bible, then tree2seq on induced trees vs flat trees vs the Transformer)."""
+stand-in Bible, then tree2seq on induced trees vs flat trees vs the Transformer); the first run
+once, then resumed from its JSON."""
 
 import json
 import re
 import sys
 
+import pytest
 from conftest import ROOT
 
 from fairseq_tree.trees import parse_tree
@@ -13,16 +15,34 @@ from fairseq_tree.trees import parse_tree
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "data" / "recipes")]
 import induced_translation  # noqa: E402
 import induction  # noqa: E402
+import masked_lm  # noqa: E402
 import standins  # noqa: E402
 
 TINY_LM = ["--encoder-layers", "4", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64"]
 
 
-def test_induction_benchmark_scores_trees_and_perplexity(tmp_path, capsys):
-    report = induction.main(["--synthetic-train", "200", "--valid", "20", "--test", "20",
-                             "--bible-train", "300", "--bpe-merges", "200", "--max-update", "3",
-                             "--seeds", "1", "--work", str(tmp_path / "work"), "--json",
-                             str(tmp_path / "r.json"), "--", *TINY_LM])
+def refuse(*args, **kwargs):
+    raise AssertionError("a finished run was made again")
+
+
+def with_option(argv: list[str], *option: str) -> list[str]:
+    """``argv`` with ``option`` before its ``--`` (the last value of an option wins)."""
+    return [*argv[:argv.index("--")], *option, *argv[argv.index("--"):]]
+
+
+@pytest.fixture(scope="module")
+def induction_run(tmp_path_factory):
+    """The toy induction benchmark, run once for the tests of this module: its folder, its
+    arguments and its report."""
+    tmp = tmp_path_factory.mktemp("induction")
+    argv = ["--synthetic-train", "200", "--valid", "20", "--test", "20", "--bible-train", "300",
+            "--bpe-merges", "200", "--max-update", "3", "--seeds", "1", "--work",
+            str(tmp / "work"), "--json", str(tmp / "r.json"), "--", *TINY_LM]
+    return tmp, argv, induction.main(argv)
+
+
+def test_induction_benchmark_scores_trees_and_perplexity(induction_run):
+    tmp_path, _, report = induction_run
     assert json.loads((tmp_path / "r.json").read_text())["results"] == report["results"]
     rows = report["results"]
     assert [(r["corpus"], r["arch"]) for r in rows] == [
@@ -40,8 +60,53 @@ def test_induction_benchmark_scores_trees_and_perplexity(tmp_path, capsys):
     assert constituent["masked_words"]["masked_words"] == plain["masked_words"]["masked_words"] > 0
     assert constituent["parameters"] - plain["parameters"] == 4 * (2 * (32 * 32 + 32) + 2 * 32)
     assert all(r["masked_words"]["perplexity"] > 1 for r in rows[1:])
+
+
+def test_induction_benchmark_resumes_from_its_json(induction_run, tmp_path, monkeypatch, capsys):
+    """The runs in --json are not made again, nor their corpus prepared; each new run is in the
+    JSON as soon as it is done; the summary is of old and new runs."""
+    _, argv, report = induction_run
+    with monkeypatch.context() as patch:
+        patch.setattr(masked_lm, "train", refuse)
+        patch.setattr(masked_lm, "make_lm_data", refuse)
+        assert induction.main(argv)["results"] == report["results"]
     printed = capsys.readouterr().out
     assert "right-branching" in printed and "plain_transformer_mlm_tiny" in printed
+
+    # a session that ended after the synthetic corpus (the work folder is kept: no training)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**report, "results": report["results"][:1]}))
+    trained, prepared = [], []
+    train, make_lm_data = masked_lm.train, masked_lm.make_lm_data
+
+    def counted_train(data_bin, arch, *rest):
+        trained.append((arch, len(json.loads(path.read_text())["results"])))
+        return train(data_bin, arch, *rest)
+
+    def counted_lm_data(texts, work, merges):
+        prepared.append(work.name)
+        return make_lm_data(texts, work, merges)
+
+    def timeless(rows):  # (the seconds of a call differ)
+        return [{k: v for k, v in row.items() if k != "this_call_seconds"} for row in rows]
+
+    monkeypatch.setattr(masked_lm, "train", counted_train)
+    monkeypatch.setattr(masked_lm, "make_lm_data", counted_lm_data)
+    rows = induction.main(with_option(argv, "--json", str(path)))["results"]
+    assert prepared == ["bible"]
+    assert trained == [(induction.CONSTITUENT, 1), (induction.PLAIN, 2)]
+    assert timeless(rows) == timeless(report["results"])
+
+
+def test_induction_benchmark_refuses_a_json_of_other_settings(induction_run, monkeypatch):
+    tmp_path, argv, _ = induction_run
+    before = (tmp_path / "r.json").read_text()
+    monkeypatch.setattr(masked_lm, "train", refuse)
+    with pytest.raises(SystemExit) as refused:
+        induction.main(with_option(argv, "--max-update", "4"))
+    message = str(refused.value)
+    assert str(tmp_path / "r.json") in message and "max_update" in message
+    assert "\n" not in message and (tmp_path / "r.json").read_text() == before
 
 
 def test_french_induced_tree_recipe_and_translation(tmp_path, monkeypatch):
