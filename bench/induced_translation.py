@@ -17,6 +17,13 @@ recipe is run again with ``PARSER=induced`` into ``<work>/<direction>/seed<N>/da
 (the tokenized text is copied from the base pair, so only parsing, BPE and binarizing run), and
 bench/compare.py trains and scores the models with ``--seed N``. The recipes read their usual
 environment (``BIBLE_DIR``, ``BIBLE_MAX_PAIRS``, ``WORKERS``, ...).
+
+A run is one translation model of one direction, pair and seed (a row of the results); each
+finished run is written to ``--json`` at once, and a run found there is not run again (nor its
+masked LM and induced pair made when the induced-tree run of that seed is there), so the benchmark
+may be made in several sessions: commit the JSON and run the same command again. A JSON made with
+other settings (masked LM, BPE, fairseq-train or fairseq-generate arguments) is refused rather
+than mixed.
 """
 
 import argparse
@@ -32,13 +39,15 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 import masked_lm  # noqa: E402
-from report import write_json  # noqa: E402
+from report import previous_report, write_json  # noqa: E402
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
 DIRECTIONS = {
     "fr-en": ("prepare-bible-fr-en.sh", "bible-fr-en", "fr"),
     "en-fr": ("prepare-bible.sh", "bible-en-fr", "en"),
 }
+# the settings that change what a row means: a resumed run must have the same
+RESULT_SETTINGS = ("lm_max_update", "lm_arg", "bpe_merges", "generate_arg", "extra")
 
 
 def recipe(script: str, data: Path, **env):
@@ -62,37 +71,41 @@ def induced_pair(base_dir: Path, data: Path, pair: str, script: str, checkpoint:
     recipe(script, data, PARSER="induced", PARSER_ARGS=args, BIBLE_PAIR=pair, PARSE_WORKERS="1")
 
 
-def compare_models(pair: str, models: list[str], data: Path, checkpoints: Path, seed: int,
-                   args) -> list[dict]:
-    report = compare.main([pair, *models, "--data", str(data), "--checkpoints", str(checkpoints),
+def compare_model(pair: str, model: str, data: Path, checkpoints: Path, seed: int,
+                  args) -> dict:
+    report = compare.main([pair, model, "--data", str(data), "--checkpoints", str(checkpoints),
                            *(f"--generate-arg={arg}" for arg in args.generate_arg),
                            "--", "--seed", str(seed), *args.extra])
-    return [{"pair": pair, "seed": seed, **row} for row in report["results"]]
+    return {"pair": pair, "seed": seed, **report["results"][0]}
 
 
-def run_direction(direction: str, args) -> list[dict]:
+def run_direction(direction: str, args, rows: list[dict], finish):
+    """The runs of ``direction`` not in ``rows`` yet, each passed to ``finish`` when done."""
     script, base, src = DIRECTIONS[direction]
+    induced = f"{base}-induced"
+    done = {(r["pair"], r["model"], r["seed"]) for r in rows if r["direction"] == direction}
+    todo = [(seed, pair, model) for seed in args.seeds
+            for pair, model in [*((base, m) for m in args.base_models), (induced, "tree2seq")]
+            if (pair, model, seed) not in done]
+    if not todo:
+        return
     base_dir = args.data / base
     if not (base_dir / "recipe.json").exists():
         recipe(script, args.data)
     work = args.work / direction
-    codes = masked_lm.make_lm_data(
-        {split: base_dir / "cased" / f"{split}.{src}" for split in ("train", "valid")},
-        work / "lm", args.bpe_merges)
-    rows = []
-    for seed in args.seeds:
-        lm = masked_lm.train(work / "lm" / "data-bin", "constituent_transformer_tiny",
-                             work / "lm" / f"constituent-seed{seed}", seed, args.lm_max_update,
-                             args.lm_arg)
-        seed_data = work / f"seed{seed}" / "data"
-        induced_pair(base_dir, seed_data, f"{base}-induced", script, Path(lm["checkpoint"]),
-                     codes)
-        checkpoints = work / f"seed{seed}" / "checkpoints"
-        if args.base_models:
-            rows += compare_models(base, args.base_models, args.data, checkpoints, seed, args)
-        rows += compare_models(f"{base}-induced", ["tree2seq"], seed_data, checkpoints, seed,
-                               args)
-    return [{"direction": direction, **row} for row in rows]
+    for seed, pair, model in todo:
+        data, checkpoints = args.data, work / f"seed{seed}" / "checkpoints"
+        if pair == induced:  # its own masked LM (the LM data once), and the trees it induces
+            codes = masked_lm.make_lm_data(
+                {split: base_dir / "cased" / f"{split}.{src}" for split in ("train", "valid")},
+                work / "lm", args.bpe_merges)
+            lm = masked_lm.train(work / "lm" / "data-bin", "constituent_transformer_tiny",
+                                 work / "lm" / f"constituent-seed{seed}", seed,
+                                 args.lm_max_update, args.lm_arg)
+            data = work / f"seed{seed}" / "data"
+            induced_pair(base_dir, data, pair, script, Path(lm["checkpoint"]), codes)
+        row = compare_model(pair, model, data, checkpoints, seed, args)
+        finish({"direction": direction, **row})
 
 
 def summary(rows: list[dict]) -> list[str]:
@@ -104,12 +117,13 @@ def summary(rows: list[dict]) -> list[str]:
         systems = list(dict.fromkeys((r["pair"], r["model"]) for r in mine))
         median = {s: statistics.median(r["sacrebleu"] for r in mine
                                        if (r["pair"], r["model"]) == s) for s in systems}
-        induced = median[next(s for s in systems if s[0].endswith("-induced"))]
+        # none yet where a session ended before them, after the base pair's runs
+        induced = [median[s] for s in systems if s[0].endswith("-induced")]
         for system in systems:
             scores = [r["sacrebleu"] for r in mine if (r["pair"], r["model"]) == system]
+            versus = f"{median[system] - induced[0]:>+10.2f}" if induced else " " * 10
             lines.append(f"{direction:<9} {system[0]:<22} {system[1]:<12} {median[system]:>7.2f}"
-                         f" {median[system] - induced:>+10.2f}  "
-                         + " ".join(f"{x:.2f}" for x in scores))
+                         f" {versus}  " + " ".join(f"{x:.2f}" for x in scores))
     return lines
 
 
@@ -131,7 +145,8 @@ def get_parser() -> argparse.ArgumentParser:
                         "data)")
     parser.add_argument("--work", type=Path, default=Path("runs/induced-translation"))
     parser.add_argument("--generate-arg", action="append", default=[], metavar="ARG")
-    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--json", metavar="FILE",
+                        help="results (read first: finished runs are not run again)")
     parser.add_argument("extra", nargs="*", help="after --: more fairseq-train arguments of the "
                         "translation models")
     return parser
@@ -140,20 +155,31 @@ def get_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     started = time.time()
-    rows = [row for direction in args.directions for row in run_direction(direction, args)]
-    report = {"benchmark": "tree2seq on induced trees vs flat / link-grammar trees vs the "
-                           "Transformer (Bible)",
-              "command": " ".join(["bench/induced_translation.py",
-                                   *(argv if argv is not None else sys.argv[1:])]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
-              "date": time.strftime("%Y-%m-%d"),
-              "settings": {**vars(args), "data": str(args.data), "work": str(args.work)},
-              "wall_seconds": round(time.time() - started), "results": rows}
+    settings = {**vars(args), "data": str(args.data), "work": str(args.work)}
+    rows = previous_report(args.json, settings, RESULT_SETTINGS).get("results", [])
+
+    def report() -> dict:
+        return {"benchmark": "tree2seq on induced trees vs flat / link-grammar trees vs the "
+                             "Transformer (Bible)",
+                "command": " ".join(["bench/induced_translation.py",
+                                     *(argv if argv is not None else sys.argv[1:])]),
+                "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
+                            "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+                "date": time.strftime("%Y-%m-%d"), "settings": settings,
+                "wall_seconds_this_call": round(time.time() - started), "results": rows}
+
+    def finish(row: dict):
+        rows.append(row)
+        if args.json:
+            write_json(args.json, report())  # a finished run is never lost
+
+    for direction in args.directions:
+        run_direction(direction, args, rows, finish)
     print("\n".join(summary(rows)), flush=True)
+    final = report()
     if args.json:
-        write_json(args.json, report)
-    return report
+        write_json(args.json, final)
+    return final
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Smoke runs of the Tree Transformer benchmarks at toy sizes: bench/induction.py (induced-tree F1
 and masked-word perplexity) and bench/induced_translation.py (the French induced-tree recipe on a
-stand-in Bible, then tree2seq on induced trees vs flat trees vs the Transformer); the first run
-once, then resumed from its JSON."""
+stand-in Bible, then tree2seq on induced trees vs flat trees vs the Transformer); each run once,
+then resumed from its JSON."""
 
 import json
 import re
@@ -13,6 +13,7 @@ from conftest import ROOT
 from fairseq_tree.trees import parse_tree
 
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "data" / "recipes")]
+import compare  # noqa: E402
 import induced_translation  # noqa: E402
 import induction  # noqa: E402
 import masked_lm  # noqa: E402
@@ -109,19 +110,28 @@ def test_induction_benchmark_refuses_a_json_of_other_settings(induction_run, mon
     assert "\n" not in message and (tmp_path / "r.json").read_text() == before
 
 
-def test_french_induced_tree_recipe_and_translation(tmp_path, monkeypatch):
-    standin = standins.bible(tmp_path / "standin")
-    for key, value in {"BIBLE_DIR": str(standin["wheel"].parent), "BIBLE_SOURCE_TOKENS": "1:25",
-                       "BPE_MERGES": "300", "WORKERS": "1", "FAIRSEQ_TREE_VENV": sys.prefix,
-                       "PYTHONWARNINGS": "ignore"}.items():
-        monkeypatch.setenv(key, value)
+@pytest.fixture(scope="module")
+def translation_run(tmp_path_factory):
+    """The toy induced-translation benchmark (French -> English on a stand-in Bible, the
+    induced-tree model alone), run once for the tests of this module: its folder, its arguments
+    and its report."""
+    tmp = tmp_path_factory.mktemp("translation")
+    standin = standins.bible(tmp / "standin")
+    argv = ["--directions", "fr-en", "--seeds", "1", "--base-models", "--lm-max-update", "3",
+            "--bpe-merges", "100", *(f"--lm-arg={arg}" for arg in TINY_LM), "--data",
+            str(tmp / "data"), "--work", str(tmp / "work"), "--generate-arg=--max-len-b=4",
+            "--json", str(tmp / "r.json"), "--", "--max-update", "2"]
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in {"BIBLE_DIR": str(standin["wheel"].parent),
+                           "BIBLE_SOURCE_TOKENS": "1:25", "BPE_MERGES": "300", "WORKERS": "1",
+                           "FAIRSEQ_TREE_VENV": sys.prefix, "PYTHONWARNINGS": "ignore"}.items():
+            patch.setenv(key, value)
+        return tmp, argv, induced_translation.main(argv)
+
+
+def test_french_induced_tree_recipe_and_translation(translation_run):
+    tmp_path, _, report = translation_run
     data, work = tmp_path / "data", tmp_path / "work"
-    report = induced_translation.main([
-        "--directions", "fr-en", "--seeds", "1", "--base-models",
-        "--lm-max-update", "3", "--bpe-merges", "100",
-        *(f"--lm-arg={arg}" for arg in TINY_LM), "--data", str(data), "--work", str(work),
-        "--generate-arg=--max-len-b=4", "--json", str(tmp_path / "r.json"), "--",
-        "--max-update", "2"])
     rows = report["results"]
     # (compare.py on the flat-tree pair is the same call, tested by the other benchmarks)
     assert [(r["pair"], r["model"]) for r in rows] == [("bible-fr-en-induced", "tree2seq")]
@@ -139,3 +149,43 @@ def test_french_induced_tree_recipe_and_translation(tmp_path, monkeypatch):
         assert all(set(re.findall(r"\((\S+)", tree)) == {"X"} for tree in trees)
         flat_trees = (flat / "trees" / f"{split}.fr").read_text().splitlines()
         assert all(tree.startswith("(ROOT ") for tree in flat_trees)
+
+
+def test_induced_translation_resumes_from_its_json(translation_run, tmp_path, monkeypatch,
+                                                   capsys):
+    """The runs in --json are not made again; more base-pair models later need neither a masked
+    LM nor induced trees, and each is in the JSON as soon as it is done."""
+    _, argv, report = translation_run
+    for module, name in ((compare, "run_model"), (masked_lm, "train"),
+                         (masked_lm, "make_lm_data"), (induced_translation, "recipe")):
+        monkeypatch.setattr(module, name, refuse)
+    assert induced_translation.main(argv)["results"] == report["results"]
+    assert "bible-fr-en-induced" in capsys.readouterr().out
+
+    path, ran = tmp_path / "r.json", []
+    path.write_text(json.dumps(report))
+    scores = {k: v for k, v in report["results"][0].items()
+              if k not in ("direction", "pair", "seed")}
+
+    def run_model(pair, model, *rest):  # (its training and scoring are tested above)
+        ran.append((pair, model, len(json.loads(path.read_text())["results"])))
+        return {**scores, "model": model}
+
+    monkeypatch.setattr(compare, "run_model", run_model)
+    rows = induced_translation.main(with_option(
+        argv, "--json", str(path), "--base-models", "transformer", "tree2seq"))["results"]
+    assert ran == [("bible-fr-en", "transformer", 1), ("bible-fr-en", "tree2seq", 2)]
+    assert rows[0] == report["results"][0] and [(r["pair"], r["model"]) for r in rows] == [
+        ("bible-fr-en-induced", "tree2seq"), ("bible-fr-en", "transformer"),
+        ("bible-fr-en", "tree2seq")]
+
+
+def test_induced_translation_refuses_a_json_of_other_settings(translation_run, monkeypatch):
+    tmp_path, argv, _ = translation_run
+    before = (tmp_path / "r.json").read_text()
+    monkeypatch.setattr(masked_lm, "train", refuse)
+    with pytest.raises(SystemExit) as refused:
+        induced_translation.main(with_option(argv, "--lm-max-update", "4"))
+    message = str(refused.value)
+    assert str(tmp_path / "r.json") in message and "lm_max_update" in message
+    assert "\n" not in message and (tmp_path / "r.json").read_text() == before
