@@ -91,7 +91,9 @@ def test_generation_benchmark_decodes_the_forced_length(tmp_path, capsys, monkey
             assert result["steps_per_batch"] == length + 1
             assert result["hypotheses_per_sentence"] == [5]
             assert result["encoder_keys_per_batch_and_layer"] == 1  # cached over the steps
-            assert result["generate_ms"] > result["encoder_ms"] > 0
+            # both timed, separately: no order between them is asserted (a loaded machine can
+            # make the encoder's own run slower than the whole generation's)
+            assert result["generate_ms"] > 0 and result["encoder_ms"] > 0
             assert result["ms_per_sentence"] == pytest.approx(result["generate_ms"] / 40)
             assert result["sentences_per_s"] == pytest.approx(40_000 / result["generate_ms"])
         ratio = row["tree2seq/transformer"]

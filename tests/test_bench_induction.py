@@ -99,15 +99,22 @@ def test_induction_benchmark_resumes_from_its_json(induction_run, tmp_path, monk
     assert timeless(rows) == timeless(report["results"])
 
 
-def test_induction_benchmark_refuses_a_json_of_other_settings(induction_run, monkeypatch):
-    tmp_path, argv, _ = induction_run
-    before = (tmp_path / "r.json").read_text()
+def assert_refuses_other_settings(main, argv, option, json_path, monkeypatch):
+    """A run with ``option`` changed stops with one line naming the JSON and the setting, and
+    neither trains nor touches the JSON."""
+    before = json_path.read_text()
     monkeypatch.setattr(masked_lm, "train", refuse)
     with pytest.raises(SystemExit) as refused:
-        induction.main(with_option(argv, "--max-update", "4"))
+        main(with_option(argv, option, "4"))
     message = str(refused.value)
-    assert str(tmp_path / "r.json") in message and "max_update" in message
-    assert "\n" not in message and (tmp_path / "r.json").read_text() == before
+    assert str(json_path) in message and option[2:].replace("-", "_") in message
+    assert "\n" not in message and json_path.read_text() == before
+
+
+def test_induction_benchmark_refuses_a_json_of_other_settings(induction_run, monkeypatch):
+    tmp_path, argv, _ = induction_run
+    assert_refuses_other_settings(induction.main, argv, "--max-update", tmp_path / "r.json",
+                                  monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -182,10 +189,5 @@ def test_induced_translation_resumes_from_its_json(translation_run, tmp_path, mo
 
 def test_induced_translation_refuses_a_json_of_other_settings(translation_run, monkeypatch):
     tmp_path, argv, _ = translation_run
-    before = (tmp_path / "r.json").read_text()
-    monkeypatch.setattr(masked_lm, "train", refuse)
-    with pytest.raises(SystemExit) as refused:
-        induced_translation.main(with_option(argv, "--lm-max-update", "4"))
-    message = str(refused.value)
-    assert str(tmp_path / "r.json") in message and "lm_max_update" in message
-    assert "\n" not in message and (tmp_path / "r.json").read_text() == before
+    assert_refuses_other_settings(induced_translation.main, argv, "--lm-max-update",
+                                  tmp_path / "r.json", monkeypatch)
