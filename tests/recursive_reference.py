@@ -13,12 +13,12 @@ from tree_reference import random_spans
 PAD = 1  # label padding index of the random batches
 
 
-def random_tree(rng: random.Random, n: int) -> list:
+def random_tree(rng: random.Random, n: int, shape: str | None = None) -> list:
     """Pre-order spans of a random tree over n leaves, the root first ([] or a node over the one
-    leaf when n == 1)."""
+    leaf when n == 1); ``shape`` (random, right-chain, left-chain, wide) is drawn when None."""
     if n == 1:
         return [] if rng.random() < 0.5 else [(0, 1)]
-    shape = rng.choice(["random", "random", "right-chain", "left-chain", "wide"])
+    shape = shape or rng.choice(["random", "random", "right-chain", "left-chain", "wide"])
     if shape == "right-chain":
         spans = [(i, n) for i in range(n - 1)]
     elif shape == "left-chain":
@@ -41,12 +41,13 @@ def random_heads(rng: random.Random, n: int) -> list:
 
 
 def tree_batch(rng: random.Random, sizes: list, left_pad: bool = False, bos: bool = False,
-               num_labels: int = 12, untagged: float = 0.3) -> dict:
+               num_labels: int = 12, untagged: float = 0.3, shapes: list | None = None) -> dict:
     """A padded batch as the datasets collate it: per row n leaves (after a BOS column if
     ``bos``), then the EOS column, padding on the left or right; spans shifted to columns,
     padded nodes [0, 0) after the real ones; labels in [2, num_labels), PAD for untagged
-    leaves; dependency heads as columns (-1 at the root and padding)."""
-    trees = [random_tree(rng, n) for n in sizes]
+    leaves; dependency heads as columns (-1 at the root and padding). ``shapes``: one tree shape
+    per row (see ``random_tree``; None draws it)."""
+    trees = [random_tree(rng, n, shape) for n, shape in zip(sizes, shapes or [None] * len(sizes))]
     width = max(sizes) + 1 + bos
     rows = max(len(t) for t in trees) + rng.randint(0, 2)
     spans = torch.zeros(len(sizes), rows, 2, dtype=torch.long)

@@ -165,6 +165,23 @@ def test_batched_multi_branch_equals_literal_recursion(config, dependency):
     assert checked > 150
 
 
+DEEP_AND_WIDE = dict(sizes=[40, 40, 33, 3], shapes=["right-chain", "wide", "left-chain", None])
+
+
+@pytest.mark.parametrize("dependency", [False, True], ids=["ctt", "dtt"])
+@pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
+def test_deep_chains_and_wide_nodes_equal_literal_recursion(config, dependency):
+    """Past the random batches' 12 leaves: chains of 39 and 32 nodes, a node of 40 children."""
+    module = small_module(dependency, **config)
+    batch = tree_batch(random.Random(11), **DEEP_AND_WIDE, left_pad=True, bos=True)
+    leaf_states = torch.randn(*batch["leaf_padding"].shape, 12, dtype=torch.float64)
+    nodes, root = run(module, batch, leaf_states)
+    literal_nodes, literal_root = literal_multi_branch(module, batch, leaf_states)
+    torch.testing.assert_close(nodes, literal_nodes, rtol=0, atol=1e-10)
+    torch.testing.assert_close(root, literal_root, rtol=0, atol=1e-10)
+    assert int((batch["spans"][..., 0] < batch["spans"][..., 1]).sum()) >= 39 + 1 + 32
+
+
 @pytest.mark.parametrize("dependency", [False, True], ids=["ctt", "dtt"])
 def test_multi_branch_gradients_equal_the_literal_ones(dependency):
     module = small_module(dependency)

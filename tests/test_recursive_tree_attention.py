@@ -103,6 +103,19 @@ def test_batched_tree_attention_equals_literal_recursion(ablation):
     assert checked > 150 and split_words > 10
 
 
+@pytest.mark.parametrize("ablation", ABLATIONS.values(), ids=ABLATIONS.keys())
+def test_deep_chains_and_wide_nodes_equal_literal_recursion(ablation):
+    """Past the random batches' 12 leaves: chains of 39 and 32 nodes, a node of 40 children."""
+    module = small_module(**ablation)
+    batch = tree_batch(random.Random(11), [40, 40, 33, 3], left_pad=True, bos=True,
+                       num_labels=LABELS, shapes=["right-chain", "wide", "left-chain", None])
+    leaf_states = torch.randn(*batch["leaf_padding"].shape, DIM, dtype=torch.float64)
+    nodes, root = run(module, batch, leaf_states)
+    literal_nodes, literal_root = literal_tree_attention(module, batch, leaf_states)
+    torch.testing.assert_close(nodes, literal_nodes, rtol=0, atol=1e-10)
+    torch.testing.assert_close(root, literal_root, rtol=0, atol=1e-10)
+
+
 def test_without_leaf_labels_every_leaf_is_a_subword_piece():
     module = small_module()
     for batch in random_batches(seed=11, count=10):

@@ -215,18 +215,24 @@ def test_released_layers_never_wait_for_the_device_in_training(syncs):  # noqa: 
     assert list(layers.values()) == [[]] * len(layers)
 
 
-@pytest.mark.parametrize("name", ["a", "b", "ab"])
-def test_plan_conventions_change_node_rows_only(name):
-    """With the same parameters, tree self-attention under (a)/(b) gives the leaves the same
-    outputs (they attend to leaves only) and the nodes other ones (their values changed)."""
+@pytest.mark.parametrize("name", ["a", "b", "ab", "c", "d", "abcd"])
+def test_conventions_change_node_rows_only(name):
+    """With the same projections, tree self-attention under any convention gives the leaves the
+    same outputs (they attend to leaves only) and the nodes other ones (their values changed).
+    (a) and (b) keep every parameter; (c) and (d) reshape u and E, which are drawn anew."""
+    conventions = {**PLAN_CONVENTIONS, "c": AccumulationConventions(head_leaf_weights=True),
+                   "d": AccumulationConventions(released_embedding_init=True),
+                   "abcd": AccumulationConventions.released()}[name]
     torch.manual_seed(0)
     rng = random.Random(3)
     dictionary = tree_dictionary()
     batch = collate(random_examples(rng, dictionary, 6, max_leaves=9), dictionary)["net_input"]
     paper = TreeSelfAttention(16, 4, hier_embed_rows=5).double().eval()
-    released = TreeSelfAttention(16, 4, hier_embed_rows=5,
-                                 conventions=PLAN_CONVENTIONS[name]).double().eval()
-    released.load_state_dict(paper.state_dict())
+    released = TreeSelfAttention(16, 4, hier_embed_rows=5, conventions=conventions).double().eval()
+    own = released.state_dict()
+    shared = {k: v for k, v in paper.state_dict().items() if k in own and own[k].shape == v.shape}
+    assert {k.split(".")[0] for k in shared} >= {"q_proj", "k_proj", "v_proj", "out_proj"}
+    released.load_state_dict(shared, strict=False)
     leaf_padding = batch["src_tokens"].eq(dictionary.pad())
     n, m = leaf_padding.size(1), batch["src_node_spans"].size(1)
     x = torch.randn(n + m, leaf_padding.size(0), 16, dtype=torch.float64)
