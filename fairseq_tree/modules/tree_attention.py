@@ -218,8 +218,10 @@ class TreeSelfAttention(TreeAttentionBase):
         k, v = self.split_heads(k), self.split_heads(torch.cat([leaf_values, node_values]))
         leaf_queries, node_queries = q.split(parts)
         dtype = q.dtype
-        leaves, _ = self.attend(leaf_queries, k[:, :, :n], v[:, :, :n], tree.leaf_query_mask(dtype),
-                                need_weights=False)
+        # The leaves' values from the projection, not from the concatenation: then the node
+        # attention's backward frees the concatenation before the leaf attention's backward runs.
+        leaves, _ = self.attend(leaf_queries, k[:, :, :n], self.split_heads(leaf_values),
+                                tree.leaf_query_mask(dtype), need_weights=False)
         nodes, _ = self.attend(node_queries, k, v, tree.node_query_mask(self.subtree_masking, dtype),
                                need_weights=False)
         context = torch.cat([leaves, nodes]).flatten(2)  # T x B x C
