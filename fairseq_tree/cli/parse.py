@@ -63,8 +63,9 @@ def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
                          help="induced: subword-nmt codes; each word is read as its first "
                          "piece, as `fairseq-tree-bpe apply --text --first-piece` made the "
                          "training text (default: words as they are)")
-    induced.add_argument("--induced-min-layer", type=int, default=3, metavar="M",
-                         help="induced: Algorithm 1's minimum layer m (0-based; default 3)")
+    induced.add_argument("--induced-min-layer", type=int, default=2, metavar="M",
+                         help="induced: Algorithm 1's minimum layer m, counted from 0 (default 2: "
+                         "the third layer, the paper's m = 3)")
     induced.add_argument("--induced-threshold", type=float, default=0.8,
                          help="induced: a link above it is no breakpoint (default 0.8)")
 

@@ -93,7 +93,8 @@ def paper_size(args):
 
 
 def tiny_size(args):
-    """For CPU: 6 layers (Algorithm 1 starts at m = 3 below the top), d 256, 4 heads, FFN 1024."""
+    """For CPU: 6 layers (Algorithm 1 reads layers 2-5 with the default minimum layer), d 256, 4
+    heads, FFN 1024."""
     args.encoder_layers = safe_getattr(args, "encoder_layers", 6)
     args.encoder_embed_dim = safe_getattr(args, "encoder_embed_dim", 256)
     args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 1024)

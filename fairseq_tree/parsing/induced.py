@@ -20,7 +20,9 @@ from fairseq_tree.trees.subwords import first_pieces
 
 logger = logging.getLogger(__name__)
 MODEL_NAME = "constituent_transformer"
-MIN_LAYER = 3  # Section 7.3 / Figure 4(a): m = 3 gave the best trees
+# Section 7.3 / Figure 4(a): m = 3 gave the best trees, counting layers from 1 (Figure 5's "first
+# layer" is (a)); the authors' code, whose layers count from 0, parses with min_layer = 2.
+MIN_LAYER = 2
 
 
 def read_checkpoint(path: str) -> dict:
