@@ -85,7 +85,8 @@ def run_direction(direction: str, args, rows: list[dict], finish):
     induced = f"{base}-induced"
     done = {(r["pair"], r["model"], r["seed"]) for r in rows if r["direction"] == direction}
     todo = [(seed, pair, model) for seed in args.seeds
-            for pair, model in [*((base, m) for m in args.base_models), (induced, "tree2seq")]
+            for pair, model in [*((base, m) for m in args.base_models),
+                                *([(induced, "tree2seq")] if args.induced else [])]
             if (pair, model, seed) not in done]
     if not todo:
         return
@@ -135,6 +136,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base-models", nargs="*", default=["tree2seq", "transformer"],
                         help="models trained on the base pair (flat or link-grammar trees); "
                         "none: the induced-tree model only")
+    parser.add_argument("--induced", action=argparse.BooleanOptionalAction, default=True,
+                        help="train tree2seq on the induced trees (--no-induced: the base pair's "
+                        "models only, e.g. beside a --base-models call on the other core)")
     parser.add_argument("--lm-max-update", type=int, default=1500)
     parser.add_argument("--lm-arg", action="append", default=[], metavar="ARG",
                         help="an extra fairseq-train argument of the masked LMs (repeatable)")

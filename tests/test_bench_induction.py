@@ -187,6 +187,26 @@ def test_induced_translation_resumes_from_its_json(translation_run, tmp_path, mo
         ("bible-fr-en", "tree2seq")]
 
 
+def test_no_induced_runs_the_base_pair_models_only(translation_run, tmp_path, monkeypatch):
+    """``--no-induced`` (the base pair's models, beside an induced-tree call on the other core)
+    neither trains a masked LM nor induces trees."""
+    _, argv, report = translation_run
+    for module, name in ((masked_lm, "train"), (masked_lm, "make_lm_data"),
+                         (induced_translation, "recipe")):
+        monkeypatch.setattr(module, name, refuse)
+    ran = []
+    scores = {k: v for k, v in report["results"][0].items()
+              if k not in ("direction", "pair", "seed", "model")}
+    monkeypatch.setattr(compare, "run_model",
+                        lambda pair, model, *rest: ran.append((pair, model)) or
+                        {**scores, "model": model})
+    rows = induced_translation.main(with_option(
+        argv, "--json", str(tmp_path / "base.json"), "--no-induced", "--base-models",
+        "tree2seq", "transformer"))["results"]
+    assert ran == [("bible-fr-en", "tree2seq"), ("bible-fr-en", "transformer")]
+    assert [(r["pair"], r["model"]) for r in rows] == ran
+
+
 def test_induced_translation_refuses_a_json_of_other_settings(translation_run, monkeypatch):
     tmp_path, argv, _ = translation_run
     assert_refuses_other_settings(induced_translation.main, argv, "--lm-max-update",
