@@ -1,7 +1,16 @@
-"""What the benchmark scripts share: writing their report as JSON, and reading it back to resume
-a run."""
+"""What the benchmark scripts share: writing their report as JSON, reading it back to resume a
+run, and the seed-level paired t-test of the results tables.
 
+    python bench/report.py bench/results/induced-translation.json bench/results/bible-seeds.json
+
+prints that test for every system of a results JSON against its baseline (the induced-tree
+tree2seq of each direction, or the first model of a seed benchmark).
+"""
+
+import argparse
 import json
+import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -25,3 +34,98 @@ def previous_report(path: str | None, settings: dict | None = None, keys=()) -> 
             sys.exit(f"{path} holds results made with {key} = {made.get(key)!r}, not "
                      f"{settings[key]!r}: run with its settings, or write another --json")
     return report
+
+
+def t_test_p_value(t: float, df: int) -> float:
+    """Two-sided p-value of Student's t with ``df`` (an integer) degrees of freedom:
+    1 - A(t | df), A from the finite sums of Abramowitz and Stegun 26.7.3 (odd df) and 26.7.4
+    (even df), theta = atan(|t| / sqrt(df)); both sums have terms a_k cos^k theta with
+    a_{k+2} = a_k (k + 1) / (k + 2), up to k = df - 2."""
+    theta = math.atan(abs(t) / math.sqrt(df))
+    odd = df % 2
+    term, total, k = (math.cos(theta) if odd else 1.0), 0.0, odd
+    while k <= df - 2:
+        total += term
+        term *= (k + 1) / (k + 2) * math.cos(theta) ** 2
+        k += 2
+    if odd:
+        return 1 - 2 / math.pi * (theta + math.sin(theta) * total)
+    return 1 - math.sin(theta) * total
+
+
+def paired_t_test(first: list[float], other: list[float]) -> dict:
+    """The seed-level paired t-test of the results tables: the per-seed differences
+    ``other - first`` (same seeds, same order), t = mean / (sd / sqrt n) with the sample sd,
+    n - 1 degrees of freedom, two-sided. It sees the training's variance from seed to seed,
+    which a bootstrap over test sentences does not."""
+    differences = [b - a for a, b in zip(first, other, strict=True)]
+    n = len(differences)
+    mean = statistics.mean(differences)
+    sd = statistics.stdev(differences) if n > 1 else None
+    if sd is None:
+        t = p = None
+    elif sd == 0:
+        t, p = (math.copysign(math.inf, mean), 0.0) if mean else (0.0, 1.0)
+    else:
+        t = mean / (sd / math.sqrt(n))
+        p = t_test_p_value(t, n - 1)
+    return {"seeds": n, "differences": differences, "mean_difference": mean, "sd": sd,
+            "t": t, "df": n - 1, "p_value": p}
+
+
+def seed_t_tests(rows: list[dict], system, baseline, score: str = "sacrebleu") -> list[dict]:
+    """``paired_t_test`` of every system of ``rows`` against ``baseline`` over the seeds both
+    have; ``system(row)`` names a row's system."""
+    scores: dict = {}
+    for row in rows:
+        scores.setdefault(system(row), {})[row["seed"]] = row[score]
+    tests = []
+    for name, by_seed in scores.items():
+        seeds = sorted(set(by_seed) & set(scores.get(baseline, {})))
+        if name != baseline and len(seeds) > 1:
+            tests.append({"baseline": baseline, "system": name, "seed_list": seeds,
+                          **paired_t_test([scores[baseline][s] for s in seeds],
+                                          [by_seed[s] for s in seeds])})
+    return tests
+
+
+def report_t_tests(report: dict) -> list[dict]:
+    """The seed-level tests of a results JSON: bench/induced_translation.py's (per direction,
+    against the induced-tree tree2seq) or bench/seeds.py's (against its first model)."""
+    if "runs" in report:  # bench/seeds.py
+        first = report["summary"][0]["model"]
+        return seed_t_tests(report["runs"], lambda r: r["model"], first)
+    tests = []
+    for direction in dict.fromkeys(r["direction"] for r in report["results"]):
+        rows = [r for r in report["results"] if r["direction"] == direction]
+        induced = next((f"{r['pair']} {r['model']}" for r in rows
+                        if r["pair"].endswith("-induced")), None)
+        tests += [{"direction": direction, **test} for test in seed_t_tests(
+            rows, lambda r: f"{r['pair']} {r['model']}", induced)]
+    return tests
+
+
+def t_test_line(test: dict) -> str:
+    where = f"{test['direction']}: " if "direction" in test else ""
+    return (f"{where}{test['system']} - {test['baseline']}, seeds "
+            f"{','.join(map(str, test['seed_list']))}: "
+            + " ".join(f"{d:+.2f}" for d in test["differences"])
+            + f", mean {test['mean_difference']:+.2f}, t = {test['t']:.3f}, df {test['df']}, "
+            f"p = {test['p_value']:.3f}")
+
+
+def main(argv=None) -> list[dict]:
+    parser = argparse.ArgumentParser(description="the seed-level paired t-test of a results "
+                                     "JSON (bench/induced_translation.py's or bench/seeds.py's)")
+    parser.add_argument("json", nargs="+")
+    tests = []
+    for path in parser.parse_args(argv).json:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        mine = report_t_tests(report)
+        print(f"{path}\n" + "\n".join(f"  {t_test_line(test)}" for test in mine))
+        tests += mine
+    return tests
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""bench/report.py's seed-level paired t-test (the "t-test p" of bench/RESULTS.md's tables)
+against a computation by hand and against Student's t tables."""
+
+import json
+import math
+import sys
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import report  # noqa: E402
+
+# French -> English, the Transformer and tree2seq on induced trees, sacreBLEU of seeds 1-3
+INDUCED, TRANSFORMER = [13.49, 12.96, 13.03], [13.90, 13.15, 13.99]
+
+
+def test_paired_t_test_against_a_hand_computation():
+    # by hand: differences 0.41, 0.19, 0.96; mean 0.52; sample sd
+    # sqrt(((0.41 - m)^2 + (0.19 - m)^2 + (0.96 - m)^2) / 2); t = m / (sd / sqrt 3); with 2 degrees
+    # of freedom Student's t has P(|T| <= t) = t / sqrt(t^2 + 2)
+    differences = [0.41, 0.19, 0.96]
+    mean = sum(differences) / 3
+    sd = math.sqrt(sum((d - mean) ** 2 for d in differences) / 2)
+    t = mean / (sd / math.sqrt(3))
+    test = report.paired_t_test(INDUCED, TRANSFORMER)
+    assert test["differences"] == pytest.approx(differences)
+    assert (test["seeds"], test["df"]) == (3, 2)
+    assert test["mean_difference"] == pytest.approx(mean) and test["sd"] == pytest.approx(sd)
+    assert test["t"] == pytest.approx(t) and t == pytest.approx(2.2709, abs=1e-4)
+    assert test["p_value"] == pytest.approx(1 - t / math.sqrt(t * t + 2))
+    assert test["p_value"] == pytest.approx(0.1511, abs=1e-4)
+    # the sign follows other - first; the p-value does not
+    swapped = report.paired_t_test(TRANSFORMER, INDUCED)
+    assert swapped["t"] == pytest.approx(-t) and swapped["p_value"] == test["p_value"]
+
+
+@pytest.mark.parametrize("df, t_05, t_01", [(1, 12.706, 63.657), (2, 4.303, 9.925),
+                                            (3, 3.182, 5.841), (4, 2.776, 4.604),
+                                            (5, 2.571, 4.032), (10, 2.228, 3.169),
+                                            (20, 2.086, 2.845)])
+def test_t_p_value_matches_the_tables(df, t_05, t_01):
+    """Two-sided critical values of Student's t (three decimals) give p = 0.05 and 0.01."""
+    assert report.t_test_p_value(t_05, df) == pytest.approx(0.05, abs=2e-4)
+    assert report.t_test_p_value(t_01, df) == pytest.approx(0.01, abs=2e-5)
+    assert report.t_test_p_value(0.0, df) == pytest.approx(1.0)
+    assert report.t_test_p_value(-t_05, df) == report.t_test_p_value(t_05, df)
+
+
+def test_closed_forms_of_one_and_two_degrees_of_freedom():
+    for t in (0.3, 1.0, 2.5, 40.0):
+        assert report.t_test_p_value(t, 1) == pytest.approx(1 - 2 / math.pi * math.atan(t))
+        assert report.t_test_p_value(t, 2) == pytest.approx(1 - t / math.sqrt(t * t + 2))
+
+
+def test_equal_differences_have_no_spread():
+    assert report.paired_t_test([1.0, 2.0], [1.5, 2.5])["p_value"] == 0.0
+    assert report.paired_t_test([1.0, 2.0], [1.0, 2.0])["p_value"] == 1.0
+    assert report.paired_t_test([1.0], [2.0])["p_value"] is None
+
+
+def test_report_prints_the_tests_of_both_result_layouts(tmp_path, capsys):
+    """bench/induced_translation.py's rows (per direction, against the induced-tree tree2seq) and
+    bench/seeds.py's runs (against the first model)."""
+    rows = [{"direction": "fr-en", "pair": pair, "model": model, "seed": seed, "sacrebleu": score}
+            for pair, model, scores in [("bible-fr-en-induced", "tree2seq", INDUCED),
+                                        ("bible-fr-en", "transformer", TRANSFORMER)]
+            for seed, score in zip((1, 2, 3), scores)]
+    (tmp_path / "induced.json").write_text(json.dumps({"results": rows}))
+    runs = [{"model": r["model"], "seed": r["seed"], "sacrebleu": r["sacrebleu"]}
+            for r in rows[::-1]]  # the transformer first in the runs, not in the summary
+    (tmp_path / "seeds.json").write_text(json.dumps(
+        {"summary": [{"model": "tree2seq"}, {"model": "transformer"}], "runs": runs}))
+    tests = report.main([str(tmp_path / "induced.json"), str(tmp_path / "seeds.json")])
+    expected = report.paired_t_test(INDUCED, TRANSFORMER)
+    assert [(t.get("direction"), t["system"], t["baseline"]) for t in tests] == [
+        ("fr-en", "bible-fr-en transformer", "bible-fr-en-induced tree2seq"),
+        (None, "transformer", "tree2seq")]
+    for test in tests:
+        assert test["seed_list"] == [1, 2, 3]
+        assert test["p_value"] == pytest.approx(expected["p_value"])
+    printed = capsys.readouterr().out
+    assert printed.count("+0.41 +0.19 +0.96, mean +0.52, t = 2.271, df 2, p = 0.151") == 2
