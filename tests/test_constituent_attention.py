@@ -10,7 +10,10 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers the models)
+from constituent_reference import literal_layer
 from fairseq_tree.modules.constituent_attention import (
+    ConstituentSelfAttention,
+    LinkChain,
     constituent_prior,
     hierarchical_constraint,
     link_probability,
@@ -72,6 +75,78 @@ def test_hierarchical_constraint():
                           torch.tensor([0.3, 0.75, 1.0]))
 
 
+def check_against_literal(layers, inputs, padding, outputs):
+    """Every layer's a^l (in ``layers[0].chain``), outputs and head-averaged E against
+    ``literal_layer`` run sentence by sentence on the real tokens, a^{l-1} carried from the
+    literal previous layer. ``inputs``: each layer's input T x B x C; ``outputs``: each layer's
+    (output, weights). Returns the largest differences (links, outputs, weights)."""
+    chain = layers[0].chain
+    assert len(chain.links) == len(layers)
+    worst = {"links": 0.0, "outputs": 0.0, "weights": 0.0}
+    for b in range(padding.size(0)):
+        real = (~padding[b]).nonzero().view(-1)
+        n = len(real)
+        assert torch.equal(real, torch.arange(real[0], real[0] + n))  # contiguous
+        inner = real[:-1]  # link positions between two real tokens
+        previous = [0.0] * (n - 1)  # a^{-1} = 0
+        for layer, x, (out, weights), links in zip(layers, inputs, outputs, chain.links):
+            literal = literal_layer(x[real, b].tolist(), layer, previous)
+            previous = literal["links"]
+            expected_links = torch.tensor(literal["links"], dtype=torch.float64)
+            worst["links"] = max(worst["links"],
+                                 (links[b, inner] - expected_links).abs().max().item()
+                                 if n > 1 else 0.0)
+            outside = torch.ones(links.size(1), dtype=torch.bool)
+            outside[inner] = False
+            assert torch.all(links[b, outside] == 0)  # links touching padding
+            got = out[real, b]
+            expected = torch.tensor(literal["outputs"], dtype=torch.float64)
+            worst["outputs"] = max(worst["outputs"], (got - expected).abs().max().item())
+            if weights is None:
+                continue
+            got_weights = weights[b][real][:, real]
+            expected_weights = torch.tensor(literal["weights"], dtype=torch.float64)
+            worst["weights"] = max(worst["weights"],
+                                   (got_weights - expected_weights).abs().max().item())
+            assert torch.all(weights[b][real][:, padding[b]] == 0)  # no attention to pads
+    return worst
+
+
+@pytest.mark.parametrize("heads", [1, 2, 4])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_layers_equal_the_literal_equations_in_float64(heads, side):
+    """Eqs. 2-8: three ConstituentSelfAttention layers sharing one LinkChain (a^{l-1} carried
+    from layer to layer), float64, random parameters (LayerNorm's too), a padded batch of
+    sentences of 7, 5, 2 and 1 tokens, against the literal float64 reference. The links are
+    float64 all the way (1e-12); the prior and E are computed in float32 by the module (see
+    ``constituent_prior``), so the outputs and weights get float32's tolerance."""
+    torch.manual_seed(heads + 10 * (side == "left"))
+    lengths, width, dim, num_layers = [7, 5, 2, 1], 7, 8, 3
+    chain = LinkChain()
+    layers = [ConstituentSelfAttention(dim, heads, chain).double().eval()
+              for _ in range(num_layers)]
+    for layer in layers:
+        norm = layer.neighbouring_attention.layer_norm
+        with torch.no_grad():
+            norm.weight.normal_(1.0, 0.5), norm.bias.normal_(0.0, 0.5)
+    padding = torch.arange(width)[None, :] >= torch.tensor(lengths)[:, None]  # B x T
+    if side == "left":
+        padding = padding.flip(1)
+    chain.start(padding)
+    inputs = [torch.randn(width, len(lengths), dim, dtype=torch.float64)
+              for _ in range(num_layers)]
+    with torch.no_grad():
+        outputs = [layer(x, x, x, key_padding_mask=padding, need_weights=True)
+                   for layer, x in zip(layers, inputs)]
+    # The links are neither saturated nor equal: the comparison can tell them apart.
+    links = chain.stacked()[:, 0, :6]
+    assert 0.05 < links.min() and links.max() < 0.999 and links[0].std() > 0.05
+    assert torch.all(links[1:] > links[:-1])
+    worst = check_against_literal(layers, inputs, padding, outputs)
+    assert worst["links"] < 1e-12, worst
+    assert worst["outputs"] < 1e-6 and worst["weights"] < 5e-7, worst
+
+
 def tiny_model(arch="constituent_transformer_tiny", **options):
     dictionary = Dictionary()
     for i in range(30):
@@ -88,6 +163,44 @@ def tiny_model(arch="constituent_transformer_tiny", **options):
                               encoder_ffn_embed_dim=64, encoder_attention_heads=4, **options)
     ARCH_CONFIG_REGISTRY[arch](args)
     return ARCH_MODEL_REGISTRY[arch].build_model(args, Task()).eval(), dictionary
+
+
+def test_the_model_equals_the_literal_equations_in_float64():
+    """The constituent_transformer masked LM (4 layers, 4 heads), in float64, on a right-padded
+    batch as masked_lm collates it: each layer's self-attention input is recorded, and the
+    model's link_probabilities and every layer's attention output equal the literal reference
+    fed those inputs, a^l carried over the layers from a^{-1} = 0. The parameters are drawn
+    larger than BERT's initialisation (std 0.02), so that the outputs are not all near 0."""
+    torch.manual_seed(5)
+    model, dictionary = tiny_model()
+    model.double()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0.0, 0.3)
+    layers = [layer.self_attn for layer in model.encoder.sentence_encoder.layers]
+    inputs, outputs = [], []
+
+    def record(module, args, kwargs, output):
+        inputs.append(kwargs["query"])
+        outputs.append(output)
+
+    hooks = [layer.register_forward_hook(record, with_kwargs=True) for layer in layers]
+    tokens = torch.full((3, 9), dictionary.pad())
+    for row, length in enumerate([9, 6, 3]):
+        tokens[row, :length] = torch.randint(4, 34, (length,))
+        tokens[row, 0], tokens[row, length - 1] = dictionary.bos(), dictionary.eos()
+    with torch.no_grad():
+        _, extra = model(tokens)
+    for hook in hooks:
+        hook.remove()
+    assert len(inputs) == 4 and extra["link_probabilities"].dtype == torch.float64
+    real_links = extra["link_probabilities"][:, 0, 1:-1]  # between words of the longest row
+    assert 0.01 < real_links.min() and real_links[0].max() < 0.99
+    assert min(out[0].abs().max().item() for out in outputs) > 0.5
+    for links, carried in zip(extra["link_probabilities"], layers[0].chain.links):
+        assert torch.equal(links, carried)
+    worst = check_against_literal(layers, inputs, tokens.eq(dictionary.pad()), outputs)
+    assert worst["links"] < 1e-12 and worst["outputs"] < 2e-6, worst  # outputs up to ~10
 
 
 def test_links_never_decrease_across_layers():
