@@ -3,11 +3,15 @@ constituent_transformer trained by fairseq-train (masked_lm task) on real text."
 
 import gzip
 import re
+from types import SimpleNamespace
 
 import pytest
+import torch
 from conftest import PLUGIN_DIR, ROOT, run_cli, write_lines
+from fairseq.data import Dictionary
 
 from fairseq_tree.cli import parse as parse_cli
+from fairseq_tree.parsing import induced
 from fairseq_tree.trees import induce, induced_tree, parse_bracketed, parse_tree
 
 SAMPLE = ROOT / "data-prep" / "bible-sample"
@@ -40,6 +44,113 @@ def test_algorithm_1_on_hand_made_links():
     assert parse_tree(tree).leaves == ["a", "(", "c", "d", "e"]
     with pytest.raises(ValueError, match="minimum layer 3"):
         induce(links, 5, min_layer=3)
+
+
+# Link probabilities set by hand, a^0 .. a^3 of 4 layers, for each pair of adjacent words (never
+# decreasing from layer to layer, as Eq. 8 makes them).
+HAND_LINKS = {
+    ("the", "cute"): [0.30, 0.60, 0.85, 0.95],
+    ("cute", "dog"): [0.90, 0.93, 0.95, 0.97],
+    ("dog", "is"): [0.05, 0.10, 0.20, 0.40],
+    ("is", "wagging"): [0.20, 0.40, 0.70, 0.90],
+    ("wagging", "its"): [0.10, 0.30, 0.50, 0.88],
+    ("its", "tail"): [0.85, 0.90, 0.92, 0.96],
+    ("a", "bird"): [0.50, 0.70, 0.75, 0.90],
+    ("bird", "sings"): [0.20, 0.30, 0.60, 0.70],
+    ("the", "<unk>"): [0.40, 0.50, 0.60, 0.70],
+    ("<unk>", "sings"): [0.10, 0.20, 0.30, 0.50],
+}
+
+
+class HandLinkModel(torch.nn.Module):
+    """Stands in for a constituent_transformer masked LM (4 layers, 9 positions): its encoder's
+    extract_features gives, between adjacent tokens, the links of HAND_LINKS for their words;
+    links touching <s>, </s> or padding are 0, the weakest, so a parser that read them would
+    split there. Every batch of ids it is given is kept in ``batches``."""
+
+    def __init__(self, dictionary):
+        super().__init__()
+        self.dictionary, self.batches = dictionary, []
+        self.weight = torch.nn.Parameter(torch.zeros(1))  # parameters(): the device
+        self.encoder = SimpleNamespace(extract_features=self.extract_features,
+                                       sentence_encoder=SimpleNamespace(layers=[None] * 4))
+
+    def max_positions(self):
+        return 9
+
+    def extract_features(self, tokens):
+        self.batches.append(tokens.clone())
+        links = torch.zeros(4, tokens.size(0), tokens.size(1) - 1)
+        special = {self.dictionary.bos(), self.dictionary.eos(), self.dictionary.pad()}
+        for row, ids in enumerate(tokens.tolist()):
+            for i in range(len(ids) - 1):
+                if ids[i] not in special and ids[i + 1] not in special:
+                    pair = (self.dictionary[ids[i]], self.dictionary[ids[i + 1]])
+                    links[:, row, i] = torch.tensor(HAND_LINKS[pair])
+        return None, {"link_probabilities": links}
+
+
+def run_induced_parser(tmp_path, monkeypatch, lines, *options):
+    """fairseq-tree-parse --parser induced (in this process) on ``lines`` with HandLinkModel in
+    place of the checkpoint's model; the trees, the model and the summary line."""
+    dictionary = Dictionary()
+    for word in "the cute dog is wagging its tail a bird sings".split():
+        dictionary.add_symbol(word)
+    dictionary.add_symbol("<mask>")
+    model = HandLinkModel(dictionary)
+    monkeypatch.setattr(induced, "read_checkpoint", lambda path: {})
+    monkeypatch.setattr(induced, "read_dictionary", lambda path, state, checkpoint: dictionary)
+    monkeypatch.setattr(induced, "build_model", lambda state, dictionary: model)
+    text = write_lines(tmp_path / "in.txt", lines)
+    out = tmp_path / "out.txt"
+    out.unlink(missing_ok=True)  # the parser resumes an existing output
+    parse_cli.cli_main(["--parser", "induced", "--lang", "en", "--induced-checkpoint",
+                        str(tmp_path / "lm.pt"), "--input", str(text), "--output", str(out),
+                        "--batch-size", "4", *options])
+    return out.read_text().split("\n")[:-1], model, dictionary
+
+
+def test_parser_induced_builds_algorithm_1_trees_from_the_models_links(tmp_path, monkeypatch,
+                                                                       capsys):
+    """--parser induced turns the model's links into the trees Algorithm 1 gives, worked out by
+    hand below, for the default minimum layer (2), minimum layer 0 and threshold 0.3."""
+    dog, bird = "the cute dog is wagging its tail", "a bird sings"
+    lines = [dog, bird, "", "dog", "the zebra sings", dog + " sings"]
+    trees, model, dictionary = run_induced_parser(tmp_path, monkeypatch, lines)
+    # "the cute dog ...": the top layer (3) splits at its weakest link, dog|is (0.40 <= 0.8);
+    # both halves go to layer 2 = m. There "the cute dog" has links 0.85, 0.95: no breakpoint
+    # at m, one flat constituent; "is wagging its tail" (0.70, 0.50, 0.92) splits at
+    # wagging|its (0.50) into two spans of two words.
+    # "a bird sings": layer 3 (0.90, 0.70) splits at bird|sings.
+    # "the zebra sings": zebra is <unk>; layer 3 (0.70, 0.50) splits at <unk>|sings.
+    # The last sentence is <s> + 8 words + </s>, 10 ids for the model's 9 positions: flat.
+    assert trees == ["(X (X the cute dog) (X (X is wagging) (X its tail)))",
+                     "(X (X a bird) sings)",
+                     "",
+                     "(X dog)",
+                     "(X (X the zebra) sings)",
+                     "(ROOT the cute dog is wagging its tail sings)"]
+    assert "1 flat fallbacks (1 longer than the model's 9 positions)" in capsys.readouterr().err
+    # The model read <s> words </s> (padded on the right), the over-long sentence never.
+    first, second = model.batches
+    index = dictionary.index
+    expected = [[index(w) for w in line.split()] for line in (dog, bird, "dog")]
+    assert first.tolist() == [[dictionary.bos(), *ids, dictionary.eos()] +
+                              [dictionary.pad()] * (7 - len(ids)) for ids in expected]
+    assert second.tolist() == [[dictionary.bos(), index("the"), dictionary.unk(),
+                                index("sings"), dictionary.eos()]]
+
+    # Minimum layer 0: "the cute dog" at layer 2 has no breakpoint but is not at m: down to
+    # layer 1 (0.60, 0.93), which splits the|cute. "is wagging its tail" is split as before.
+    trees, _, _ = run_induced_parser(tmp_path, monkeypatch, lines[:2], "--induced-min-layer", "0")
+    assert trees == ["(X (X the (X cute dog)) (X (X is wagging) (X its tail)))",
+                     "(X (X a bird) sings)"]
+    # Threshold 0.3: layer 3's weakest link (0.40) is no breakpoint, so the whole sentence goes
+    # to layer 2, whose weakest (dog|is, 0.20) splits it; at layer 2 = m the halves (weakest
+    # 0.85 and 0.50) stay flat. "a bird sings": 0.70 at layer 3, 0.60 at layer 2: flat.
+    trees, _, _ = run_induced_parser(tmp_path, monkeypatch, lines[:2], "--induced-threshold",
+                                     "0.3")
+    assert trees == ["(X (X the cute dog) (X is wagging its tail))", "(X a bird sings)"]
 
 
 @pytest.fixture(scope="module")
