@@ -4,11 +4,13 @@ stand-in Bible, then tree2seq on induced trees vs flat trees vs the Transformer)
 then resumed from its JSON."""
 
 import json
+import math
 import re
 import sys
 
 import pytest
-from conftest import ROOT
+import torch
+from conftest import PLUGIN_DIR, ROOT, write_lines
 
 from fairseq_tree.trees import parse_tree
 
@@ -115,6 +117,72 @@ def test_induction_benchmark_refuses_a_json_of_other_settings(induction_run, mon
     tmp_path, argv, _ = induction_run
     assert_refuses_other_settings(induction.main, argv, "--max-update", tmp_path / "r.json",
                                   monkeypatch)
+
+
+def tiny_checkpoint(tmp_path, arch: str):
+    """A masked LM of ``arch`` (2 layers, d 16) saved as fairseq-train saves a checkpoint, its
+    weights drawn (seeded) larger than BERT's initialisation so that its predictions are far from
+    uniform; with its dictionary (8 words) in ``tmp_path / "bin"``. Returns the path and the
+    model (in eval mode)."""
+    from fairseq import options, tasks
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from omegaconf import OmegaConf
+
+    (tmp_path / "bin").mkdir()
+    write_lines(tmp_path / "bin" / "dict.txt", [f"w{i} {10 - i}" for i in range(8)])
+    args = options.parse_args_and_arch(options.get_training_parser(), [
+        str(tmp_path / "bin"), "--user-dir", str(PLUGIN_DIR), "--task", "masked_lm",
+        "--criterion", "masked_lm", "--arch", arch, "--encoder-layers", "2",
+        "--encoder-embed-dim", "16", "--encoder-ffn-embed-dim", "32",
+        "--encoder-attention-heads", "2", "--tokens-per-sample", "16"])
+    cfg = convert_namespace_to_omegaconf(args)
+    torch.manual_seed(0)
+    model = tasks.setup_task(cfg.task).build_model(cfg.model).eval()
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.normal_(0.0, 0.5)
+    state = {"args": None, "cfg": OmegaConf.to_container(cfg, resolve=True, enum_to_str=True),
+             "model": model.state_dict(), "optimizer_history": [
+                 {"criterion_name": "MaskedLmLoss", "optimizer_name": "FairseqAdam",
+                  "lr_scheduler_state": {}, "num_updates": 0}],
+             "extra_state": {"train_iterator": {"epoch": 1}}, "last_optimizer_state": None}
+    torch.save(state, tmp_path / "checkpoint.pt")
+    return tmp_path / "checkpoint.pt", model
+
+
+@pytest.mark.parametrize("arch", ["constituent_transformer_tiny", "plain_transformer_mlm_tiny"])
+def test_masked_word_perplexity_equals_a_hand_computation(tmp_path, arch):
+    """masked_lm.masked_word_perplexity against Table 4's protocol done by hand on a tiny
+    model: every word (not <unk>) of every sentence masked alone in <s> units </s>, the model
+    run on that one sentence, log-softmax of its logits at the masked position written out,
+    perplexity = exp(mean NLL). Batches of 3 samples of different lengths (padding)."""
+    checkpoint, model = tiny_checkpoint(tmp_path, arch)
+    units = write_lines(tmp_path / "test.txt", ["w1 w2 w3", "w4 zebra w5 w0", "w7", "w2 w6"])
+    vocab = model.encoder.dictionary
+    mask = vocab.index("<mask>")
+    assert mask == len(vocab) - 1 and vocab.index("zebra") == vocab.unk()
+    losses = []
+    for line in units.read_text().splitlines():
+        ids = [vocab.bos(), *(vocab.index(unit) for unit in line.split()), vocab.eos()]
+        for position in range(1, len(ids) - 1):
+            if ids[position] == vocab.unk():
+                continue  # not scored
+            masked = list(ids)
+            masked[position] = mask
+            with torch.no_grad():
+                logits, _ = model(torch.tensor([masked]))  # 1 x T x V, every position
+            scores = logits[0, position].double().tolist()
+            top = max(scores)
+            log_z = top + math.log(sum(math.exp(score - top) for score in scores))
+            losses.append(log_z - scores[ids[position]])  # -log p(word)
+    assert len(losses) == 3 + 3 + 1 + 2
+    expected = math.exp(sum(losses) / len(losses))
+    # The predictions are not uniform: a wrong target or position would change the result.
+    assert max(losses) - min(losses) > 1.0 and abs(math.log(expected / len(vocab))) > 0.3
+    for batch_size in (3, 256):
+        result = masked_lm.masked_word_perplexity(checkpoint, units, batch_size=batch_size)
+        assert result["masked_words"] == len(losses)
+        assert result["perplexity"] == pytest.approx(expected, rel=1e-5)
 
 
 @pytest.fixture(scope="module")
