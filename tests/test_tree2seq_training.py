@@ -114,6 +114,25 @@ def test_memory_efficient_fp16_trains_in_half_precision(example, tmp_path):
     assert len(re.findall(r"train_inner \|.* loss_scale=\d+", output)) == 8
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="what --amp does without CUDA")
+def test_amp_trains_on_cpu_in_float32(example, tmp_path):
+    """--amp trains on CPU, in float32: fairseq's autocast and grad scaler are CUDA's
+    (torch.cuda.amp), which torch disables without CUDA; the losses and gradient norms are
+    those of the same run without --amp, the loss scale stays 1, the checkpoint is written."""
+    data = example[0] / "data-bin"
+    common = [data, *TRAIN, "--max-update", "6", "--log-interval", "1"]
+    amp = run_cli("fairseq-train", *common, "--amp", "--save-dir", tmp_path / "amp")
+    plain = run_cli("fairseq-train", *common, "--save-dir", tmp_path / "plain")
+    output = amp.stdout + amp.stderr
+    losses = train_losses(output)
+    assert sorted(losses) == list(range(1, 7))
+    assert all(loss == loss and loss < 20 for loss in losses.values())  # finite, not diverged
+    assert len(re.findall(r"train_inner \|.* loss_scale=1,", output)) == 6
+    steps = r"train_inner \|.* loss=([\d.]+),.* gnorm=([\d.]+),"
+    assert re.findall(steps, output) == re.findall(steps, plain.stdout + plain.stderr)
+    assert (tmp_path / "amp" / "checkpoint_last.pt").exists()
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="fairseq's --fp16 optimizer needs CUDA")
 def test_fp16_trains_on_gpu(example, tmp_path):
     data = example[0] / "data-bin"
