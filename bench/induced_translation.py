@@ -23,10 +23,21 @@ finished run is written to ``--json`` at once, and a run found there is not run 
 masked LM and induced pair made when the induced-tree run of that seed is there), so the benchmark
 may be made in several sessions: commit the JSON and run the same command again. A JSON made with
 other settings (masked LM, BPE, fairseq-train or fairseq-generate arguments) is refused rather
-than mixed.
+than mixed. Each call's command is added to the JSON's ``commands``.
+
+With ``--keep DIR`` each run's detokenized translations are kept as
+``DIR/<direction>.<system>.seed-<N>.<tgt>`` (system: ``tree2seq-induced``, ``tree2seq-flat``,
+``tree2seq-link-grammar``, ``transformer``); a row merged from bench/seeds.py's JSON (``"from"``)
+has its translations where that JSON's ``--keep`` put them. Every call then writes, from the kept
+translations and the base pair's ``ref/test.<tgt>``, sacrebleu's paired bootstrap of each system
+against the induced-tree tree2seq of the same seed (``paired_bootstrap``), and the seed-level
+paired t-test of the same differences (``seed_t_tests``, bench/report.py), and counts the internal
+nodes per word of the source training trees it finds (``source_trees``: the base pairs' and, while
+they are in ``--work``, the induced ones): all of it recomputed from files, no training.
 """
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -39,13 +50,17 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 import masked_lm  # noqa: E402
-from report import previous_report, write_json  # noqa: E402
+import seeds  # noqa: E402
+from report import previous_report, report_t_tests, write_json  # noqa: E402
+
+from fairseq_tree.trees import parse_tree  # noqa: E402
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
 DIRECTIONS = {
     "fr-en": ("prepare-bible-fr-en.sh", "bible-fr-en", "fr"),
     "en-fr": ("prepare-bible.sh", "bible-en-fr", "en"),
 }
+BASE_TREES = {"fr-en": "flat", "en-fr": "link-grammar"}  # the base pair's source trees
 # the settings that change what a row means: a resumed run must have the same
 RESULT_SETTINGS = ("lm_max_update", "lm_arg", "bpe_merges", "generate_arg", "extra")
 
@@ -105,8 +120,80 @@ def run_direction(direction: str, args, rows: list[dict], finish):
                                  args.lm_max_update, args.lm_arg)
             data = work / f"seed{seed}" / "data"
             induced_pair(base_dir, data, pair, script, Path(lm["checkpoint"]), codes)
-        row = compare_model(pair, model, data, checkpoints, seed, args)
-        finish({"direction": direction, **row})
+        row = {"direction": direction, **compare_model(pair, model, data, checkpoints, seed,
+                                                       args)}
+        if args.keep:
+            kept = kept_translation(row, args.keep)
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(Path(row["checkpoint"]).parent / f"translations.{kept.suffix[1:]}",
+                            kept)
+        finish(row)
+
+
+def system_name(row: dict) -> str:
+    """``tree2seq-induced``, ``tree2seq-flat``, ``tree2seq-link-grammar``, or the model."""
+    if not row["model"].startswith("tree2seq"):
+        return row["model"]
+    trees = "induced" if row["pair"].endswith("-induced") else BASE_TREES[row["direction"]]
+    return f"{row['model']}-{trees}"
+
+
+def kept_translation(row: dict, keep: Path) -> Path:
+    """Where the detokenized translations of ``row``'s run are kept."""
+    target = row["direction"].split("-")[1]
+    if "from" in row:  # a run of bench/seeds.py: its --keep holds MODEL.seed-S.<tgt>
+        command = json.loads((compare.ROOT / row["from"]).read_text(encoding="utf-8"))["command"]
+        words = command.split()
+        return compare.ROOT / words[words.index("--keep") + 1] / (
+            f"{row['model']}.seed-{row['seed']}.{target}")
+    return keep / f"{row['direction']}.{system_name(row)}.seed-{row['seed']}.{target}"
+
+
+def paired_bootstrap(rows: list[dict], args) -> list[dict]:
+    """sacrebleu's paired bootstrap of every system against the induced-tree tree2seq of the
+    same direction and seed, where both translations are kept and the reference is there."""
+    tests = []
+    for row in rows:
+        if row["pair"].endswith("-induced"):
+            continue
+        first = next((r for r in rows if r["direction"] == row["direction"]
+                      and r["seed"] == row["seed"] and r["pair"].endswith("-induced")), None)
+        base = args.data / DIRECTIONS[row["direction"]][1]
+        reference = base / "ref" / f"test.{row['direction'].split('-')[1]}"
+        files = [kept_translation(r, args.keep) for r in (first, row)] if first else []
+        if files and reference.exists() and all(f.exists() for f in files):
+            lowercase = json.loads((base / "recipe.json").read_text(encoding="utf-8")).get(
+                "lowercase", False)
+            result = seeds.sacrebleu_paired(reference, *files, args.resamples, bool(lowercase))
+            tests.append({"direction": row["direction"], "seed": row["seed"],
+                          "first": system_name(first), "other": system_name(row), **result})
+    return tests
+
+
+def nodes_per_word(trees: Path) -> dict:
+    """Internal nodes (of the normal form: preterminals dropped, unary chains one node) per
+    word of a file of trees, one a line."""
+    with open(trees, encoding="utf-8") as lines:
+        sizes = [(len(tree.leaves), len(tree.nodes)) for tree in map(parse_tree, lines)]
+    words, nodes = sum(w for w, _ in sizes), sum(n for _, n in sizes)
+    return {"file": str(trees), "sentences": len(sizes), "words": words, "internal_nodes": nodes,
+            "nodes_per_word": nodes / words}
+
+
+def source_trees(args) -> list[dict]:
+    """Nodes per word of the source training trees of each base pair and of each seed's induced
+    pair, where the files are (an induced pair lives in ``--work``)."""
+    counts = []
+    for direction in args.directions:
+        _, base, src = DIRECTIONS[direction]
+        places = [(BASE_TREES[direction], None, args.data / base)] + [
+            ("induced", seed, args.work / direction / f"seed{seed}" / "data" / f"{base}-induced")
+            for seed in args.seeds]
+        for trees, seed, folder in places:
+            if (folder / "trees" / f"train.{src}").exists():
+                counts.append({"direction": direction, "trees": trees, "seed": seed,
+                               **nodes_per_word(folder / "trees" / f"train.{src}")})
+    return counts
 
 
 def summary(rows: list[dict]) -> list[str]:
@@ -151,26 +238,43 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--generate-arg", action="append", default=[], metavar="ARG")
     parser.add_argument("--json", metavar="FILE",
                         help="results (read first: finished runs are not run again)")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="keep each run's translations there, and bootstrap them")
+    parser.add_argument("--resamples", type=int, default=1000, help="of the paired bootstrap")
     parser.add_argument("extra", nargs="*", help="after --: more fairseq-train arguments of the "
                         "translation models")
     return parser
 
 
+def merged(previous: list[dict], new: list[dict], keys: tuple[str, ...]) -> list[dict]:
+    """``previous`` entries that ``new`` does not make again (same ``keys``), then ``new``: files
+    that a call does not find leave what an earlier call computed from them."""
+    made = {tuple(entry[key] for key in keys) for entry in new}
+    return [e for e in previous if tuple(e[key] for key in keys) not in made] + new
+
+
 def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     started = time.time()
-    settings = {**vars(args), "data": str(args.data), "work": str(args.work)}
-    rows = previous_report(args.json, settings, RESULT_SETTINGS).get("results", [])
+    settings = {**vars(args), "data": str(args.data), "work": str(args.work),
+                "keep": args.keep and str(args.keep)}
+    previous = previous_report(args.json, settings, RESULT_SETTINGS)
+    rows = previous.get("results", [])
+    command = " ".join(["bench/induced_translation.py",
+                        *(argv if argv is not None else sys.argv[1:])])
+    earlier = previous.get("commands") or ([previous["command"]] if "command" in previous else [])
+    tests: dict = {}
 
     def report() -> dict:
-        return {"benchmark": "tree2seq on induced trees vs flat / link-grammar trees vs the "
+        return {**{key: value for key, value in previous.items() if key != "command"},
+                "benchmark": "tree2seq on induced trees vs flat / link-grammar trees vs the "
                              "Transformer (Bible)",
-                "command": " ".join(["bench/induced_translation.py",
-                                     *(argv if argv is not None else sys.argv[1:])]),
+                "commands": [*earlier, command],
                 "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                             "omp_threads": os.environ.get("OMP_NUM_THREADS")},
                 "date": time.strftime("%Y-%m-%d"), "settings": settings,
-                "wall_seconds_this_call": round(time.time() - started), "results": rows}
+                "wall_seconds_this_call": round(time.time() - started), **tests,
+                "results": rows}
 
     def finish(row: dict):
         rows.append(row)
@@ -180,6 +284,13 @@ def main(argv=None) -> dict:
     for direction in args.directions:
         run_direction(direction, args, rows, finish)
     print("\n".join(summary(rows)), flush=True)
+    tests["source_trees"] = merged(previous.get("source_trees", []), source_trees(args),
+                                   ("direction", "trees", "seed"))
+    if args.keep:
+        tests["paired_bootstrap"] = merged(previous.get("paired_bootstrap", []),
+                                           paired_bootstrap(rows, args),
+                                           ("direction", "seed", "other"))
+    tests["seed_t_tests"] = report_t_tests({"results": rows}) if rows else []
     final = report()
     if args.json:
         write_json(args.json, final)

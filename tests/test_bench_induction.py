@@ -279,3 +279,91 @@ def test_induced_translation_refuses_a_json_of_other_settings(translation_run, m
     tmp_path, argv, _ = translation_run
     assert_refuses_other_settings(induced_translation.main, argv, "--lm-max-update",
                                   tmp_path / "r.json", monkeypatch)
+
+
+def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
+    """A call with every run in --json trains nothing and writes, from the kept translations,
+    sacrebleu's paired bootstrap of each system against the induced-tree tree2seq of the same
+    seed (a row merged from bench/seeds.py read from that JSON's --keep), the seed-level t-tests
+    of bench/report.py, and the nodes per word of the source trees it finds."""
+    import report  # noqa: E402
+    import sacrebleu
+
+    for module, name in ((compare, "run_model"), (masked_lm, "train"),
+                         (masked_lm, "make_lm_data"), (induced_translation, "recipe")):
+        monkeypatch.setattr(module, name, refuse)
+    reference = [f"the {w} of verse {i} is here and there again" for i, w in
+                 enumerate(["word", "light", "day", "night", "water", "earth"] * 4)]
+    data, keep, seed_keep = tmp_path / "data", tmp_path / "kept", tmp_path / "seed-kept"
+    for pair, tgt in (("bible-fr-en", "en"), ("bible-en-fr", "fr")):
+        (data / pair / "ref").mkdir(parents=True)
+        (data / pair / "ref" / f"test.{tgt}").write_text("\n".join(reference) + "\n")
+        (data / pair / "recipe.json").write_text(json.dumps({"lowercase": False}))
+    (data / "bible-fr-en" / "trees").mkdir()
+    (data / "bible-fr-en" / "trees" / "train.fr").write_text("(ROOT a b c)\n(ROOT d e)\n")
+    seeds_json = tmp_path / "seeds.json"
+    seeds_json.write_text(json.dumps({"command": f"bench/seeds.py x --keep {seed_keep}"}))
+
+    def translation(dropped: int) -> list[str]:  # every line loses its last `dropped` words
+        return [" ".join(line.split()[:-dropped] if dropped else line.split())
+                for line in reference]
+
+    rows, files = [], {}
+    systems = [("fr-en", "bible-fr-en-induced", "tree2seq", keep, "fr-en.tree2seq-induced", {}),
+               ("fr-en", "bible-fr-en", "tree2seq", keep, "fr-en.tree2seq-flat", {}),
+               ("fr-en", "bible-fr-en", "transformer", keep, "fr-en.transformer", {}),
+               ("en-fr", "bible-en-fr-induced", "tree2seq", keep, "en-fr.tree2seq-induced", {}),
+               ("en-fr", "bible-en-fr", "tree2seq", seed_keep, "tree2seq",
+                {"from": str(seeds_json)}),
+               ("en-fr", "bible-en-fr", "transformer", seed_keep, "transformer",
+                {"from": str(seeds_json)})]
+    for seed in (1, 2):
+        for index, (direction, pair, model, folder, name, extra) in enumerate(systems):
+            text = translation((index + seed) % 4)
+            path = folder / f"{name}.seed-{seed}.{direction[-2:]}"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text("\n".join(text) + "\n")
+            files[direction, pair, model, seed] = text
+            rows.append({"direction": direction, "pair": pair, "model": model, "seed": seed,
+                         "sacrebleu": sacrebleu.corpus_bleu(text, [reference]).score, **extra})
+    settings = {"lm_max_update": 1500, "lm_arg": [], "bpe_merges": 4000, "generate_arg": [],
+                "extra": []}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"settings": settings, "commands": ["an earlier call"],
+                                "note": "merged", "results": rows}))
+    argv = ["--seeds", "1", "2", "--data", str(data), "--work", str(tmp_path / "work"),
+            "--json", str(path), "--keep", str(keep), "--resamples", "50"]
+    made = induced_translation.main(argv)
+    assert json.loads(path.read_text()) == made
+    assert made["results"] == rows and made["note"] == "merged"
+    assert made["commands"] == ["an earlier call", "bench/induced_translation.py " + " ".join(argv)]
+    assert [(p["direction"], p["seed"], p["first"], p["other"])
+            for p in made["paired_bootstrap"]] == [
+        ("fr-en", 1, "tree2seq-induced", "tree2seq-flat"),
+        ("fr-en", 1, "tree2seq-induced", "transformer"),
+        ("en-fr", 1, "tree2seq-induced", "tree2seq-link-grammar"),
+        ("en-fr", 1, "tree2seq-induced", "transformer"),
+        ("fr-en", 2, "tree2seq-induced", "tree2seq-flat"),
+        ("fr-en", 2, "tree2seq-induced", "transformer"),
+        ("en-fr", 2, "tree2seq-induced", "tree2seq-link-grammar"),
+        ("en-fr", 2, "tree2seq-induced", "transformer")]
+    by_system = {(r["direction"], induced_translation.system_name(r), r["seed"]): r["sacrebleu"]
+                 for r in rows}
+    for pair in made["paired_bootstrap"]:
+        assert 0 < pair["p_value"] <= 1
+        for which in ("first", "other"):
+            score = by_system[pair["direction"], pair[which], pair["seed"]]
+            assert pair[f"{which}_bleu"] == pytest.approx(score, abs=1e-3)
+    assert made["paired_bootstrap"][2]["command"].count(str(seed_keep)) == 1
+    assert [(t["direction"], t["system"]) for t in made["seed_t_tests"]] == [
+        ("fr-en", "bible-fr-en tree2seq"), ("fr-en", "bible-fr-en transformer"),
+        ("en-fr", "bible-en-fr tree2seq"), ("en-fr", "bible-en-fr transformer")]
+    for test in made["seed_t_tests"]:
+        pair, model = test["system"].split()
+        expected = report.paired_t_test(
+            *([r["sacrebleu"] for r in rows if (r["pair"], r["model"]) == system]
+              for system in ((f"{pair}-induced", "tree2seq"), (pair, model))))
+        assert test["p_value"] == pytest.approx(expected["p_value"])
+    assert [(t["direction"], t["trees"], t["seed"], t["sentences"], t["words"],
+             t["internal_nodes"], t["nodes_per_word"]) for t in made["source_trees"]] == [
+        ("fr-en", "flat", None, 2, 5, 2, 0.4)]
