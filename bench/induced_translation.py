@@ -53,7 +53,7 @@ import masked_lm  # noqa: E402
 import seeds  # noqa: E402
 from report import previous_report, report_t_tests, write_json  # noqa: E402
 
-from fairseq_tree.trees import parse_tree  # noqa: E402
+from fairseq_tree.trees import Node, parse_tree  # noqa: E402
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
 DIRECTIONS = {
@@ -172,12 +172,14 @@ def paired_bootstrap(rows: list[dict], args) -> list[dict]:
 
 def nodes_per_word(trees: Path) -> dict:
     """Internal nodes (of the normal form: preterminals dropped, unary chains one node) per
-    word of a file of trees, one a line."""
+    word of a file of trees, one a line, and the flat trees among them (one ``ROOT`` node over
+    every word: a parser's fallback, or ``--parser flat``)."""
     with open(trees, encoding="utf-8") as lines:
-        sizes = [(len(tree.leaves), len(tree.nodes)) for tree in map(parse_tree, lines)]
-    words, nodes = sum(w for w, _ in sizes), sum(n for _, n in sizes)
-    return {"file": str(trees), "sentences": len(sizes), "words": words, "internal_nodes": nodes,
-            "nodes_per_word": nodes / words}
+        normal = [parse_tree(line) for line in lines]
+    words, nodes = sum(len(t.leaves) for t in normal), sum(len(t.nodes) for t in normal)
+    flat = sum(t.nodes == [Node("ROOT", 0, len(t.leaves))] for t in normal)
+    return {"file": str(trees), "sentences": len(normal), "words": words, "internal_nodes": nodes,
+            "nodes_per_word": nodes / words, "flat_trees": flat}
 
 
 def source_trees(args) -> list[dict]:

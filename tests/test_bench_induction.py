@@ -300,7 +300,8 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
         (data / pair / "ref" / f"test.{tgt}").write_text("\n".join(reference) + "\n")
         (data / pair / "recipe.json").write_text(json.dumps({"lowercase": False}))
     (data / "bible-fr-en" / "trees").mkdir()
-    (data / "bible-fr-en" / "trees" / "train.fr").write_text("(ROOT a b c)\n(ROOT d e)\n")
+    (data / "bible-fr-en" / "trees" / "train.fr").write_text("(ROOT a b c)\n(ROOT d e)\n"
+                                                             "(S (NP f g) (VP h))\n")
     seeds_json = tmp_path / "seeds.json"
     seeds_json.write_text(json.dumps({"command": f"bench/seeds.py x --keep {seed_keep}"}))
 
@@ -365,5 +366,5 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
               for system in ((f"{pair}-induced", "tree2seq"), (pair, model))))
         assert test["p_value"] == pytest.approx(expected["p_value"])
     assert [(t["direction"], t["trees"], t["seed"], t["sentences"], t["words"],
-             t["internal_nodes"], t["nodes_per_word"]) for t in made["source_trees"]] == [
-        ("fr-en", "flat", None, 2, 5, 2, 0.4)]
+             t["internal_nodes"], t["nodes_per_word"], t["flat_trees"])
+            for t in made["source_trees"]] == [("fr-en", "flat", None, 3, 8, 4, 0.5, 2)]
