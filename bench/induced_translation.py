@@ -32,11 +32,13 @@ has its translations where that JSON's ``--keep`` put them. Every call then writ
 translations and the base pair's ``ref/test.<tgt>``, sacrebleu's paired bootstrap of each system
 against the induced-tree tree2seq of the same seed (``paired_bootstrap``), and the seed-level
 paired t-test of the same differences (``seed_t_tests``, bench/report.py), and counts the internal
-nodes per word of the source training trees it finds (``source_trees``: the base pairs' and, while
-they are in ``--work``, the induced ones): all of it recomputed from files, no training.
+nodes per leaf and the flat trees of the source trees it finds (``source_trees``: training and test
+words, training BPE pieces; the base pairs' and, while they are in ``--work``, the induced ones):
+all of it recomputed from files, no training.
 """
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -170,31 +172,38 @@ def paired_bootstrap(rows: list[dict], args) -> list[dict]:
     return tests
 
 
-def nodes_per_word(trees: Path) -> dict:
-    """Internal nodes (of the normal form: preterminals dropped, unary chains one node) per
-    word of a file of trees, one a line, and the flat trees among them (one ``ROOT`` node over
-    every word: a parser's fallback, or ``--parser flat``)."""
+def tree_counts(trees: Path) -> dict:
+    """Internal nodes (of the normal form: preterminals dropped, unary chains one node) per leaf
+    of a file of trees, one a line, and the flat trees among them (one ``ROOT`` node over every
+    leaf: in a file of words, a parser's fallback or ``--parser flat``)."""
     with open(trees, encoding="utf-8") as lines:
         normal = [parse_tree(line) for line in lines]
-    words, nodes = sum(len(t.leaves) for t in normal), sum(len(t.nodes) for t in normal)
+    leaves, nodes = sum(len(t.leaves) for t in normal), sum(len(t.nodes) for t in normal)
     flat = sum(t.nodes == [Node("ROOT", 0, len(t.leaves))] for t in normal)
-    return {"file": str(trees), "sentences": len(normal), "words": words, "internal_nodes": nodes,
-            "nodes_per_word": nodes / words, "flat_trees": flat}
+    return {"file": str(trees), "sentences": len(normal), "leaves": leaves,
+            "internal_nodes": nodes, "nodes_per_leaf": nodes / leaves, "flat_trees": flat}
+
+
+# the source tree files counted: (split, leaves, folder of the recipe's output)
+TREE_FILES = (("train", "words", "trees"), ("test", "words", "trees"),
+              ("train", "BPE pieces", "bpe"))
 
 
 def source_trees(args) -> list[dict]:
-    """Nodes per word of the source training trees of each base pair and of each seed's induced
-    pair, where the files are (an induced pair lives in ``--work``)."""
+    """``tree_counts`` of the source trees of each base pair and of each seed's induced pair
+    (training and test words, training BPE pieces), where the files are (an induced pair lives in
+    ``--work``)."""
     counts = []
     for direction in args.directions:
         _, base, src = DIRECTIONS[direction]
         places = [(BASE_TREES[direction], None, args.data / base)] + [
             ("induced", seed, args.work / direction / f"seed{seed}" / "data" / f"{base}-induced")
             for seed in args.seeds]
-        for trees, seed, folder in places:
-            if (folder / "trees" / f"train.{src}").exists():
+        for (trees, seed, folder), (split, leaves, sub) in itertools.product(places, TREE_FILES):
+            if (folder / sub / f"{split}.{src}").exists():
                 counts.append({"direction": direction, "trees": trees, "seed": seed,
-                               **nodes_per_word(folder / "trees" / f"train.{src}")})
+                               "split": split, "leaves_are": leaves,
+                               **tree_counts(folder / sub / f"{split}.{src}")})
     return counts
 
 
@@ -287,7 +296,7 @@ def main(argv=None) -> dict:
         run_direction(direction, args, rows, finish)
     print("\n".join(summary(rows)), flush=True)
     tests["source_trees"] = merged(previous.get("source_trees", []), source_trees(args),
-                                   ("direction", "trees", "seed"))
+                                   ("direction", "trees", "seed", "split", "leaves_are"))
     if args.keep:
         tests["paired_bootstrap"] = merged(previous.get("paired_bootstrap", []),
                                            paired_bootstrap(rows, args),

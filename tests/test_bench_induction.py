@@ -365,6 +365,7 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
             *([r["sacrebleu"] for r in rows if (r["pair"], r["model"]) == system]
               for system in ((f"{pair}-induced", "tree2seq"), (pair, model))))
         assert test["p_value"] == pytest.approx(expected["p_value"])
-    assert [(t["direction"], t["trees"], t["seed"], t["sentences"], t["words"],
-             t["internal_nodes"], t["nodes_per_word"], t["flat_trees"])
-            for t in made["source_trees"]] == [("fr-en", "flat", None, 3, 8, 4, 0.5, 2)]
+    assert [(t["direction"], t["trees"], t["seed"], t["split"], t["leaves_are"],
+             t["sentences"], t["leaves"], t["internal_nodes"], t["nodes_per_leaf"],
+             t["flat_trees"]) for t in made["source_trees"]] == [
+        ("fr-en", "flat", None, "train", "words", 3, 8, 4, 0.5, 2)]
