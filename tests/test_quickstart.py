@@ -12,6 +12,9 @@ from conftest import ROOT
 
 from fairseq_tree.trees import parse_tree
 
+sys.path.insert(0, str(ROOT / "data-prep"))
+import corpora  # noqa: E402
+
 SAMPLE = ROOT / "data-prep" / "bible-sample"
 
 
@@ -25,9 +28,14 @@ def test_shipped_sample_is_aligned_and_parsed():
         assert len(tokens) == len(trees) == len(read_sample(f"cased/{split}.fr")) == size
         assert all(parse_tree(tree).leaves == line.split() for tree, line in zip(trees, tokens))
         assert max(len(line.split()) for line in tokens) <= 30
-    flat = sum(tree.startswith("(ROOT ") for tree in read_sample("parsed/train.en"))
-    assert flat == 1116  # the link-grammar failures the sample's README reports
+    flat = {split: sum(tree.startswith("(ROOT ") for tree in read_sample(f"parsed/{split}.en"))
+            for split in ("train", "valid", "test")}
+    assert flat == {"train": 1116, "valid": 24, "test": 35}  # as the sample's README reports
     assert len(read_sample("ref/test.fr")) == 500
+    # No placeholder or empty verse on either side (issue 27): the recipe leaves them out.
+    for name in ("cased/train", "cased/valid", "cased/test", "ref/test"):
+        for lang in ("en", "fr"):
+            assert not any(map(corpora.bible_non_verse, read_sample(f"{name}.{lang}"))), name
 
 
 def test_quickstart_trains_both_models_and_prints_both_scores(tmp_path):
