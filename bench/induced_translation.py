@@ -152,18 +152,20 @@ def kept_translation(row: dict, keep: Path) -> Path:
 
 
 def paired_bootstrap(rows: list[dict], args) -> list[dict]:
-    """sacrebleu's paired bootstrap of every system against the induced-tree tree2seq of the
-    same direction and seed, where both translations are kept and the reference is there."""
+    """sacrebleu's paired bootstrap of every system of ``--directions`` against the induced-tree
+    tree2seq of the same direction and seed, where both translations are kept and the base pair's
+    reference and recipe.json are there."""
     tests = []
     for row in rows:
-        if row["pair"].endswith("-induced"):
+        if row["pair"].endswith("-induced") or row["direction"] not in args.directions:
             continue
         first = next((r for r in rows if r["direction"] == row["direction"]
                       and r["seed"] == row["seed"] and r["pair"].endswith("-induced")), None)
         base = args.data / DIRECTIONS[row["direction"]][1]
         reference = base / "ref" / f"test.{row['direction'].split('-')[1]}"
         files = [kept_translation(r, args.keep) for r in (first, row)] if first else []
-        if files and reference.exists() and all(f.exists() for f in files):
+        there = [reference, base / "recipe.json", *files]
+        if files and all(f.exists() for f in there):
             lowercase = json.loads((base / "recipe.json").read_text(encoding="utf-8")).get(
                 "lowercase", False)
             result = seeds.sacrebleu_paired(reference, *files, args.resamples, bool(lowercase))

@@ -369,3 +369,11 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
              t["sentences"], t["leaves"], t["internal_nodes"], t["nodes_per_leaf"],
              t["flat_trees"]) for t in made["source_trees"]] == [
         ("fr-en", "flat", None, "train", "words", 3, 8, 4, 0.5, 2)]
+    # a call on one direction, the other's data gone, keeps what the first call found
+    (data / "bible-en-fr" / "recipe.json").unlink()
+    again = induced_translation.main(["--directions", "fr-en", *argv])
+    def key(test):
+        return test["direction"], test["seed"], test["other"]
+
+    assert sorted(again["paired_bootstrap"], key=key) == sorted(made["paired_bootstrap"], key=key)
+    assert again["seed_t_tests"] == made["seed_t_tests"]
