@@ -7,6 +7,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from conftest import PLUGIN_DIR, TREES, make_tree_corpus, run_cli
 from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
 
 
@@ -149,7 +150,7 @@ def test_interactive_trees_reach_the_model(data_bin):
 
 def test_interactive_malformed_tree_is_a_clear_error(data_bin):
     task, _ = setup_task(data_bin)
-    with pytest.raises(SystemExit, match="input line 2: malformed tree"):
+    with pytest.raises(FairseqTreeError, match="input line 2: malformed tree"):
         task.get_interactive_tokens_and_lengths([TREES[0], "(S (NP a"], lambda x: x)
 
 

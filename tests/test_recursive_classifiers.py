@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from fairseq_tree.errors import FairseqTreeError
 from tagged_corpus import sentence_pairs, subword_level, word_level
 from test_recursive_tree import literal_multi_branch
 from test_recursive_tree_attention import literal_tree_attention
@@ -223,7 +224,7 @@ def test_a_bad_glove_file_stops_with_its_line(corpora, tmp_path):
                      encoding="utf-8")
     task, cfg = load_task(corpora["word"], *MULTI_BRANCH, "--criterion", "sentence_prediction",
                           "--embeddings", glove)
-    with pytest.raises(SystemExit) as stop:
+    with pytest.raises(FairseqTreeError) as stop:
         task.build_model(cfg.model)
     assert str(stop.value) == (f"recursive_multibranch_classifier: error: --embeddings {glove}:2: "
                                "not a number (could not convert string to float: 'x')")

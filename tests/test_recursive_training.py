@@ -11,6 +11,7 @@ from fairseq import checkpoint_utils
 
 from conftest import run_cli
 from fairseq_tree.data.score_targets import sparse_distribution
+from fairseq_tree.errors import FairseqTreeError
 from tagged_corpus import binarize_trees, sentence_pairs, subword_level, word_level
 from test_tree_classification import (
     TASK,
@@ -157,7 +158,7 @@ def test_dependency_variant_without_heads(sst, tmp_path):  # noqa: F811
 def load_error(data, split, *options) -> str:
     task, cfg = load_task(data, *options)
     task.build_model(cfg.model)
-    with pytest.raises(SystemExit) as stop:
+    with pytest.raises(FairseqTreeError) as stop:
         task.load_dataset(split)
     return str(stop.value)
 
@@ -190,7 +191,7 @@ def test_pairs_of_different_lengths(corpora, tmp_path):
 def test_a_second_input_with_another_dictionary(corpora, tmp_path):
     data = copy_of(corpora["pairs"], tmp_path)
     (data / "input1/dict.txt").write_text("other 1\n", encoding="utf-8")
-    with pytest.raises(SystemExit) as stop:
+    with pytest.raises(FairseqTreeError) as stop:
         load_task(data, *MULTI_BRANCH, "--criterion", "sentence_prediction")
     assert str(stop.value) == (f"tree_classification: error: {data}/input1/dict.txt differs from "
                                f"{data}/input0/dict.txt: binarize input1 with --srcdict "
@@ -237,7 +238,7 @@ def test_sparse_distribution_of_a_score():
 def test_node_targets_of_sentence_pairs(sst, tmp_path):  # noqa: F811
     data = copy_of(sst / "bin", tmp_path)
     (data / "input1").mkdir()
-    with pytest.raises(SystemExit) as stop:
+    with pytest.raises(FairseqTreeError) as stop:
         load_task(data, *MULTI_BRANCH, "--node-targets", "--criterion", "node_classification")
     assert str(stop.value) == ("tree_classification: error: --node-targets classifies the nodes "
                                f"of one tree: not sentence pairs ({data}/input1)")

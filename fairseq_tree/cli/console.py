@@ -10,10 +10,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO
 
+from fairseq_tree.errors import FairseqTreeError
+
 STDIO = "-"
 
 
-class CliError(ValueError):
+class CliError(FairseqTreeError):
     """Ends the run with a one-line message; for a bad input line it starts with FILE:LINE."""
 
 
@@ -70,12 +72,13 @@ def batched(items: Iterable, size: int) -> Iterator[list]:
 
 def run_console(prog: str, parser: argparse.ArgumentParser, action: Callable, argv=None,
                 errors: tuple = ()):
-    """Parse ``argv``, log to stderr as fairseq does, run ``action(args)``; a ``CliError``,
-    ``OSError`` or one of ``errors`` ends the run with one line "PROG: error: ..."."""
+    """Parse ``argv``, log to stderr as fairseq does, run ``action(args)``; a
+    ``FairseqTreeError``, ``OSError`` or one of ``errors`` ends the run with one line
+    "PROG: error: ..."."""
     logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
                         level=logging.INFO, stream=sys.stderr, force=True)
     args = parser.parse_args(argv)
     try:
         action(args)
-    except (CliError, OSError, *errors) as err:
+    except (FairseqTreeError, OSError, *errors) as err:
         sys.exit(f"{prog}: error: {err}")

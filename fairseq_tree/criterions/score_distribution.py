@@ -15,6 +15,8 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq.logging import metrics
 from torch import Tensor
 
+from fairseq_tree.errors import FairseqTreeError
+
 
 @dataclass
 class ScoreDistributionConfig(FairseqDataclass):
@@ -44,10 +46,10 @@ class ScoreDistributionCriterion(FairseqCriterion):
     def __init__(self, cfg: ScoreDistributionConfig, task):
         super().__init__(task)
         if not cfg.regression_target:
-            raise SystemExit("score_distribution: error: the targets are scores: "
+            raise FairseqTreeError("score_distribution: error: the targets are scores: "
                              "--regression-target is always on")
         if getattr(task.cfg, "num_classes", 0) < 2:
-            raise SystemExit("score_distribution: error: needs --num-classes K >= 2 (the scores "
+            raise FairseqTreeError("score_distribution: error: needs --num-classes K >= 2 (the scores "
                              "1..K; label lines hold K values)")
         self.head_name = cfg.classification_head_name
 

@@ -23,6 +23,7 @@ from fairseq.tokenizer import tokenize_line
 from fairseq_tree.data.node_targets import NodeTargets
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree, label_symbol
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree
 
@@ -33,7 +34,7 @@ CHUNK_SIZE = 1000
 SPAN_DTYPE = np.int32
 
 
-class InputError(ValueError):
+class InputError(FairseqTreeError):
     """Bad input, located at a file and line; the message is meant for the user as is."""
 
     def __init__(self, path: str, lineno: Optional[int], message: str):

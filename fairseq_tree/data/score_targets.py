@@ -9,7 +9,6 @@ are read with one-line errors instead of an assertion.
 """
 
 import math
-import sys
 from typing import List
 
 from fairseq_tree.data.binarize import InputError
@@ -56,21 +55,3 @@ def read_distributions(path: str, num_classes: int) -> List[List[float]]:
             rows.append(parse_distribution(line, num_classes, path, lineno))
     return rows
 
-
-def main(argv=None):
-    """``python -m fairseq_tree.data.score_targets K < scores > distributions``: one score per
-    input line in, its target distribution over 1..K out."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or not args[0].isdigit() or int(args[0]) < 2:
-        raise SystemExit("usage: python -m fairseq_tree.data.score_targets K < scores > labels")
-    num_classes = int(args[0])
-    for lineno, line in enumerate(sys.stdin, start=1):
-        try:
-            target = sparse_distribution(float(line), num_classes)
-        except ValueError as err:
-            raise SystemExit(f"score_targets: error: <stdin>:{lineno}: {err}") from None
-        print(" ".join(f"{value:.6g}" for value in target))
-
-
-if __name__ == "__main__":
-    main()

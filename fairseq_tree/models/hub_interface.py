@@ -29,6 +29,7 @@ import torch
 from fairseq import hub_utils
 from fairseq.hub_utils import GeneratorHubInterface
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing import Parser, build_parser
 from fairseq_tree.parsing.moses import build_tokenizer
 from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask
@@ -39,7 +40,7 @@ logger = logging.getLogger(__name__)
 SIZE_UNITS = {"tree": "leaves + nodes", "leaves-only": "leaves", "linearized": "linearized tree"}
 
 
-class TranslationInputError(ValueError):
+class TranslationInputError(FairseqTreeError):
     """An input sentence that cannot be translated; the message names it."""
 
 

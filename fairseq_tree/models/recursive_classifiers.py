@@ -18,6 +18,7 @@ from fairseq.dataclass import ChoiceEnum, FairseqDataclass
 from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import register_model, register_model_architecture
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.models.recursive_encoder import (
     RecursiveLeavesConfig,
     RecursiveTreeEncoder,
@@ -91,7 +92,7 @@ class RecursiveMultiBranchClassifier(TreeClassifierModel):
     @classmethod
     def build_model(cls, args, task):
         if args.dependency and getattr(task.cfg, "node_targets", False):
-            raise SystemExit("recursive_multibranch_classifier: error: --dependency (DTT) has "
+            raise FairseqTreeError("recursive_multibranch_classifier: error: --dependency (DTT) has "
                              "no constituents to classify: --node-targets needs CTT")
         return super().build_model(args, task)
 

@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from fairseq_tree.data.binarize import InputError
 from fairseq_tree.data.embeddings import load_text_embeddings
+from fairseq_tree.errors import FairseqTreeError
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ def load_leaf_embeddings(args, dictionary, embed_tokens: nn.Embedding, arch: str
         try:
             coverage = load_text_embeddings(args.embeddings, dictionary, embed_tokens)
         except InputError as err:
-            raise SystemExit(f"{arch}: error: --embeddings {err}") from None
+            raise FairseqTreeError(f"{arch}: error: --embeddings {err}") from None
         logger.info(str(coverage))
     if args.freeze_embeddings:
         embed_tokens.weight.requires_grad_(False)

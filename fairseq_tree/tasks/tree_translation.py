@@ -23,6 +23,7 @@ from fairseq_tree.data.linearized_tree import (
 )
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import parse_tree
 from fairseq_tree.trees.subwords import split_words
@@ -181,7 +182,7 @@ class TreeTranslationTask(TranslationTask):
         try:
             tokens = self.inference_sources(lines, encode_fn)
         except InputTreeError as err:
-            raise SystemExit(
+            raise FairseqTreeError(
                 f"tree_translation: input line {first + err.index}: {err.reason}"
             ) from None
         return tokens, [t.numel() for t in tokens]
