@@ -17,6 +17,7 @@ from fairseq_tree.criterions.node_classification import parse_class_groups, root
 from fairseq_tree.data.classification_datasets import NO_CLASS
 from fairseq_tree.data.node_targets import NODE_INPUT_LABEL
 from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
 
 WORDS = ("the film is a very good and moving story but its ending feels flat dull long "
@@ -349,7 +350,7 @@ def test_class_groups_give_sst2_accuracy_from_five_classes():
     targets = torch.tensor([4, 3, 2])  # the neutral root is not counted
     correct, counted = root_accuracy(probs.log(), targets, group_of)
     assert (int(correct), int(counted)) == (1, 2)
-    with pytest.raises(SystemExit, match="'7' is not a class"):
+    with pytest.raises(FairseqTreeError, match="'7' is not a class"):
         parse_class_groups("0,1/3,7", classes)
 
 

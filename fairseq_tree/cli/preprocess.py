@@ -40,6 +40,7 @@ from fairseq_tree.data.binarize import (
     count_symbols,
 )
 from fairseq_tree.data.dependency_heads import source_leaves, write_dependency_heads
+from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.node_targets import load_node_targets
 
 logger = logging.getLogger("fairseq_tree.cli.preprocess")
@@ -197,7 +198,7 @@ def preprocess(args, workdir: str) -> List[str]:
         classes = encoding.node_targets.classes
         classes.save(os.path.join(workdir, with_language("dict", src) + ".node_targets.txt"))
         summary.append(f"node targets: {encoding.node_targets.num_classes} classes "
-                       f"({' '.join(classes.symbols[classes.nspecial:])})")
+                       f"({' '.join(class_symbols(classes))})")
     if args.dict_only:
         return summary
     where = argparse.Namespace(**{**vars(args), "destdir": workdir})

@@ -13,6 +13,8 @@ from fairseq.logging import metrics
 from torch import Tensor
 
 from fairseq_tree.data.classification_datasets import NO_CLASS
+from fairseq_tree.data.label_dictionary import class_symbols
+from fairseq_tree.errors import FairseqTreeError
 
 
 @dataclass
@@ -36,16 +38,16 @@ def parse_class_groups(spec: Optional[str], classes) -> Optional[Tensor]:
     """``"0,1/3,4"`` -> the group of each class index (-1: in no group), from class symbols."""
     if not spec:
         return None
-    num_classes = len(classes) - classes.nspecial
+    num_classes = len(class_symbols(classes))
     group_of = torch.full((num_classes,), -1, dtype=torch.long)
     for group, members in enumerate(spec.split("/")):
         for symbol in members.split(","):
             index = classes.indices.get(symbol.strip(), -1) - classes.nspecial
-            if index < 0:
-                raise SystemExit(f"node_classification: error: --class-groups {spec}: "
+            if not 0 <= index < num_classes:
+                raise FairseqTreeError(f"node_classification: error: --class-groups {spec}: "
                                  f"{symbol!r} is not a class")
             if group_of[index] >= 0:
-                raise SystemExit(f"node_classification: error: --class-groups {spec}: "
+                raise FairseqTreeError(f"node_classification: error: --class-groups {spec}: "
                                  f"{symbol!r} is in two groups")
             group_of[index] = group
     return group_of
@@ -77,9 +79,9 @@ class NodeClassificationCriterion(FairseqCriterion):
     def __init__(self, cfg: NodeClassificationConfig, task):
         super().__init__(task)
         if cfg.regression_target:
-            raise SystemExit("node_classification: error: --regression-target is not supported")
+            raise FairseqTreeError("node_classification: error: --regression-target is not supported")
         if not getattr(task.cfg, "node_targets", False):
-            raise SystemExit("node_classification: error: needs --task tree_classification "
+            raise FairseqTreeError("node_classification: error: needs --task tree_classification "
                              "--node-targets (the class of every node); one label per example "
                              "trains with --criterion sentence_prediction")
         self.head_name = cfg.classification_head_name

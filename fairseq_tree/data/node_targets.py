@@ -14,6 +14,7 @@ from typing import List, Optional, Tuple
 
 from fairseq.data import Dictionary
 
+from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.trees.normal_form import Node, NormalTree
 
 # The label every node of the model's input carries when the tree's labels are targets.
@@ -30,15 +31,15 @@ class NodeTargets:
 
     @property
     def num_classes(self) -> int:
-        return len(self.classes) - self.classes.nspecial
+        return len(class_symbols(self.classes))
 
     def class_of(self, label: Optional[str]) -> int:
         """Dictionary index of ``label``'s class; ``pad`` for a unit without target."""
         if label is None or label == self.no_target:
             return self.classes.pad()
         index = self.classes.indices.get(label)
-        if index is None or index < self.classes.nspecial:
-            symbols = " ".join(self.classes.symbols[self.classes.nspecial:])
+        if index is None or not 0 <= index - self.classes.nspecial < self.num_classes:
+            symbols = " ".join(class_symbols(self.classes))
             raise ValueError(f"label {label!r} is not a class of {self.path} (classes: {symbols})")
         return index
 

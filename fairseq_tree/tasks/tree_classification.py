@@ -53,7 +53,9 @@ from fairseq_tree.data.classification_datasets import (
     PaddedSpansDataset,
     UnitTargetsDataset,
 )
+from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.score_targets import read_distributions
+from fairseq_tree.errors import FairseqTreeError
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +65,8 @@ TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only"])
 
 
 def task_error(message: str):
-    """End the run with one line (no traceback): the input or the options are wrong."""
-    raise SystemExit(f"tree_classification: error: {message}")
+    """The input or the options are wrong: one line, which the command line prints as is."""
+    raise FairseqTreeError(f"tree_classification: error: {message}")
 
 
 @dataclass
@@ -119,7 +121,7 @@ class TreeClassificationTask(SentencePredictionTask):
         classes = Dictionary.load(classes_path)
         cls.check_num_classes(cfg, classes, classes_path)
         logger.info(f"[input] dictionary: {len(data_dict)} types; {cfg.num_classes} classes "
-                    f"({' '.join(classes.symbols[classes.nspecial:])}) from {classes_path}")
+                    f"({' '.join(class_symbols(classes))}) from {classes_path}")
         return cls(cfg, data_dict, classes)
 
     @staticmethod
@@ -165,15 +167,20 @@ class TreeClassificationTask(SentencePredictionTask):
 
     @staticmethod
     def check_num_classes(cfg, classes: Dictionary, path: str):
-        """``--num-classes`` must match the class dictionary; unset (-1), it is read from it."""
-        found = len(classes) - classes.nspecial
+        """``--num-classes`` must cover the classes of the class dictionary (fairseq's padding
+        symbols are none); unset (-1), it is read from it. More outputs than classes is what
+        fairseq's ``sentence_prediction`` allows too (a class missing from the training data)."""
+        symbols = class_symbols(classes)
         if cfg.num_classes == -1:
             with open_dict(cfg) if OmegaConf.is_config(cfg) else contextlib.ExitStack():
-                cfg.num_classes = found
-        elif cfg.num_classes != found:
-            symbols = " ".join(classes.symbols[classes.nspecial:])
+                cfg.num_classes = len(symbols)
+        elif cfg.num_classes < len(symbols):
             task_error(f"--num-classes {cfg.num_classes} disagrees with {path}, which lists "
-                       f"{found} classes ({symbols})")
+                       f"{len(symbols)} classes ({' '.join(symbols)})")
+        elif cfg.num_classes > len(symbols):
+            logger.warning(f"--num-classes {cfg.num_classes}, but {path} lists "
+                           f"{len(symbols)} classes ({' '.join(symbols)}): the other outputs "
+                           "are never a target")
 
     def load_dataset(self, split, combine=False, **kwargs):
         if not self.reads_trees:
@@ -327,9 +334,13 @@ class TreeClassificationTask(SentencePredictionTask):
             task_error(f"{path}: line {index + 1}: expected one label, found "
                        f"{labels.sizes[index] - 1}")
         for index in range(len(labels)):
-            if labels[index][0] < classes.nspecial:
+            label = int(labels[index][0])
+            if label < classes.nspecial:
                 task_error(f"{path}: line {index + 1}: the label is not a class of the label "
                            "dictionary (it was binarized as <unk>)")
+            if label - classes.nspecial >= self.cfg.num_classes:
+                task_error(f"{path}: line {index + 1}: the label {classes[label]!r} is not one "
+                           f"of the {self.cfg.num_classes} classes (--num-classes)")
 
     @property
     def leaf_annotations(self) -> Dict[str, bool]:
