@@ -8,15 +8,9 @@ Load with ``fairseq-train --user-dir <path>/fairseq_tree``; importing the packag
 ``node_classification`` and ``score_distribution`` criteria.
 """
 
-import os
 import types
 
 import numpy as np
-
-# torch >= 2.6 loads checkpoints with weights_only=True, which rejects the argparse.Namespace
-# that fairseq stores in every checkpoint. This is the one environment default the plugin sets;
-# an explicit value from the user wins.
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 # fairseq 0.12's TokenBlockDataset asks for np.compat.long in --sample-break-mode eos, which
 # fairseq's masked_lm task needs for whole sentences (the Tree Transformer's samples); numpy 2
@@ -25,3 +19,12 @@ if not hasattr(np, "compat"):
     np.compat = types.SimpleNamespace(long=int)
 
 from fairseq_tree import criterions, models, tasks  # noqa: E402,F401  (registers them with fairseq)
+from fairseq_tree.checkpoints import allow_fairseq_checkpoints, refuse_unsafe_checkpoints  # noqa: E402
+from fairseq_tree.errors import install_for_fairseq_commands  # noqa: E402
+
+# Registration, as the imports above register tasks and models: the classes fairseq checkpoints
+# hold, for torch's weights-only loading; a refused checkpoint said in one line; under a fairseq
+# command, our errors printed as one line.
+allow_fairseq_checkpoints()
+refuse_unsafe_checkpoints()
+install_for_fairseq_commands()

@@ -37,6 +37,7 @@ import torch
 from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
+from fairseq_tree.checkpoints import load_checkpoint
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
 from fairseq_tree.cli import experiment_classification as classification
 from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
@@ -148,7 +149,7 @@ def finished_updates(save_dir: Path, cmd: list[str]) -> int | None:
     last = save_dir / "checkpoint_last.pt"
     if limit is None or int(limit) <= 0 or not last.is_file():
         return None
-    state = torch.load(last, map_location="cpu", weights_only=False)
+    state = load_checkpoint(last)
     updates = state["optimizer_history"][-1]["num_updates"]
     return updates if updates >= int(limit) else None
 

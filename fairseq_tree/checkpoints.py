@@ -1,0 +1,85 @@
+"""Checkpoints load with torch's weights-only unpickler, never with arbitrary code execution.
+
+torch >= 2.6 loads with ``weights_only=True``: the unpickler rebuilds tensors, containers and
+only the classes it is told are safe, so a checkpoint cannot run code. fairseq's checkpoints hold
+a few classes beyond tensors; ``allow_fairseq_checkpoints`` allows exactly those, found in the
+checkpoints of every model this plugin trains and of fairseq's ``transformer`` and ``roberta``
+(``tests/test_checkpoint_trust.py`` checks the list against real ones). A checkpoint that holds
+any other class is refused with one line naming the file and the class.
+
+Old checkpoints you trust that hold more (and nothing else) can still be loaded with torch's own
+switch, ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1``, set by you for that one command.
+"""
+
+import argparse
+import collections
+import functools
+import pickle
+import re
+import typing
+
+import torch
+from fairseq import checkpoint_utils
+from fairseq.distributed.utils import _TensorPlaceholder
+from omegaconf import DictConfig, ListConfig
+from omegaconf.base import ContainerMetadata, Metadata
+from omegaconf.nodes import AnyNode, BooleanNode, BytesNode, FloatNode, IntegerNode, StringNode
+
+from fairseq_tree.errors import FairseqTreeError
+
+FAIRSEQ_CHECKPOINT_CLASSES = (
+    argparse.Namespace,  # the model options of every checkpoint (cfg.model)
+    # checkpoint_utils.load_checkpoint_to_cpu turns cfg into a DictConfig; data-parallel
+    # training broadcasts that state from rank 0 to the others through torch.save / torch.load.
+    DictConfig, ListConfig, ContainerMetadata, Metadata, typing.Any,
+    AnyNode, BooleanNode, BytesNode, FloatNode, IntegerNode, StringNode,
+    _TensorPlaceholder,  # what fairseq's broadcast_object puts where the tensors were
+    collections.defaultdict, dict, list, int,  # the type fields of omegaconf's metadata
+)
+
+# torch's message: "... Unsupported global: GLOBAL posix.system was not an allowed global ..."
+REFUSED_GLOBAL = re.compile(r"GLOBAL (\S+)")
+
+
+class CheckpointRefused(FairseqTreeError):
+    """A checkpoint holds a class that weights-only loading does not allow."""
+
+    def __init__(self, path: str, error: pickle.UnpicklingError):
+        found = REFUSED_GLOBAL.search(str(error))
+        what = found.group(1) if found else str(error).splitlines()[-1].strip()
+        super().__init__(
+            f"{path}: refused: the checkpoint holds {what}, which a fairseq checkpoint does "
+            "not; loading it could run code (if you trust the file, see "
+            "fairseq_tree.checkpoints)")
+
+
+def allow_fairseq_checkpoints():
+    """Let torch's weights-only unpickler rebuild the classes fairseq checkpoints hold."""
+    torch.serialization.add_safe_globals(list(FAIRSEQ_CHECKPOINT_CLASSES))
+
+
+def load_checkpoint(path, map_location="cpu") -> dict:
+    """``torch.load`` of a checkpoint, weights only; ``CheckpointRefused`` for any other class."""
+    try:
+        return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise CheckpointRefused(str(path), error) from None
+
+
+def refuse_unsafe_checkpoints():
+    """fairseq's ``load_checkpoint_to_cpu``, which every fairseq command and ``from_pretrained``
+    load through, with a refusal in one line (``CheckpointRefused``) in place of torch's
+    many-line advice, which ends by suggesting ``weights_only=False``."""
+    load = checkpoint_utils.load_checkpoint_to_cpu
+    if getattr(load, "refuses_unsafe_checkpoints", False):
+        return
+
+    @functools.wraps(load)
+    def load_checkpoint_to_cpu(path, *args, **kwargs):
+        try:
+            return load(path, *args, **kwargs)
+        except pickle.UnpicklingError as error:
+            raise CheckpointRefused(str(path), error) from None
+
+    load_checkpoint_to_cpu.refuses_unsafe_checkpoints = True
+    checkpoint_utils.load_checkpoint_to_cpu = load_checkpoint_to_cpu
