@@ -193,17 +193,18 @@ TREE_FILES = (("train", "words", "trees"), ("test", "words", "trees"),
 
 def source_trees(args) -> list[dict]:
     """``tree_counts`` of the source trees of each base pair and of each seed's induced pair
-    (training and test words, training BPE pieces), where the files are (an induced pair lives in
-    ``--work``)."""
+    (training and test words, training BPE pieces) whose recipe has finished (an induced pair
+    lives in ``--work``), named by the parser its recipe.json records."""
     counts = []
     for direction in args.directions:
         _, base, src = DIRECTIONS[direction]
-        places = [(BASE_TREES[direction], None, args.data / base)] + [
-            ("induced", seed, args.work / direction / f"seed{seed}" / "data" / f"{base}-induced")
+        places = [(None, args.data / base)] + [
+            (seed, args.work / direction / f"seed{seed}" / "data" / f"{base}-induced")
             for seed in args.seeds]
-        for (trees, seed, folder), (split, leaves, sub) in itertools.product(places, TREE_FILES):
-            if (folder / sub / f"{split}.{src}").exists():
-                counts.append({"direction": direction, "trees": trees, "seed": seed,
+        for (seed, folder), (split, leaves, sub) in itertools.product(places, TREE_FILES):
+            if (folder / "recipe.json").exists() and (folder / sub / f"{split}.{src}").exists():
+                parser = json.loads((folder / "recipe.json").read_text(encoding="utf-8"))["parser"]
+                counts.append({"direction": direction, "trees": parser, "seed": seed,
                                "split": split, "leaves_are": leaves,
                                **tree_counts(folder / sub / f"{split}.{src}")})
     return counts

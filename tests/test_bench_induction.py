@@ -295,10 +295,11 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
     reference = [f"the {w} of verse {i} is here and there again" for i, w in
                  enumerate(["word", "light", "day", "night", "water", "earth"] * 4)]
     data, keep, seed_keep = tmp_path / "data", tmp_path / "kept", tmp_path / "seed-kept"
-    for pair, tgt in (("bible-fr-en", "en"), ("bible-en-fr", "fr")):
+    for pair, tgt, parser in (("bible-fr-en", "en", "flat"), ("bible-en-fr", "fr", "link-grammar")):
         (data / pair / "ref").mkdir(parents=True)
         (data / pair / "ref" / f"test.{tgt}").write_text("\n".join(reference) + "\n")
-        (data / pair / "recipe.json").write_text(json.dumps({"lowercase": False}))
+        (data / pair / "recipe.json").write_text(json.dumps({"lowercase": False,
+                                                             "parser": parser}))
     (data / "bible-fr-en" / "trees").mkdir()
     (data / "bible-fr-en" / "trees" / "train.fr").write_text("(ROOT a b c)\n(ROOT d e)\n"
                                                              "(S (NP f g) (VP h))\n")
