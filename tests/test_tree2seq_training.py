@@ -73,18 +73,13 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_two_process_data_parallel_matches_update_freq(example, tmp_path):
-    """2 processes (gloo, legacy_ddp) see the batches that one process with --update-freq 2
-    accumulates; without dropout their losses agree."""
-    data = example[0] / "data-bin"
-    common = [data, *TRAIN, "--log-interval", "1", "--max-update", "6", "--dropout", "0",
-              "--no-save", "--cpu"]
-    single = run_cli("fairseq-train", *common, "--update-freq", "2")
+def train_data_parallel(options: list) -> list:
+    """fairseq-train in 2 processes on the CPU (gloo, legacy_ddp); their outputs."""
     init = f"tcp://127.0.0.1:{free_port()}"
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     workers = [
         subprocess.Popen(
-            [str(BIN / "fairseq-train"), *map(str, common), "--distributed-world-size", "2",
+            [str(BIN / "fairseq-train"), *map(str, options), "--distributed-world-size", "2",
              "--distributed-rank", str(rank), "--distributed-init-method", init,
              "--distributed-no-spawn", "--ddp-backend", "legacy_ddp",
              "--distributed-backend", "gloo"],
@@ -93,7 +88,35 @@ def test_two_process_data_parallel_matches_update_freq(example, tmp_path):
         for rank in (0, 1)
     ]
     outputs = [worker.communicate(timeout=600)[0] for worker in workers]
-    assert [w.returncode for w in workers] == [0, 0], outputs[0][-3000:]
+    assert [w.returncode for w in workers] == [0, 0], outputs[0][-3000:] + outputs[1][-3000:]
+    return outputs
+
+
+def test_two_process_data_parallel_resumes_weights_only(example, tmp_path):
+    """Resuming data-parallel training: rank 0 reads the checkpoint and broadcasts it to rank
+    1 through torch.save / torch.load, weights-only on both sides (the classes the plugin
+    allows); the resumed losses are those of the straight run."""
+    data = example[0] / "data-bin"
+    common = [data, *TRAIN, "--log-interval", "1", "--dropout", "0", "--cpu",
+              "--save-dir", tmp_path / "resumed"]
+    straight = train_data_parallel([*common[:-1], tmp_path / "straight", "--max-update", "6"])
+    train_data_parallel([*common, "--max-update", "3"])
+    resumed = train_data_parallel([*common, "--max-update", "6"])
+    assert re.search(r"Loaded checkpoint .*checkpoint_last.pt \(epoch \d+ @ 3 updates\)",
+                     resumed[0])
+    before, after = train_losses(straight[0]), train_losses(resumed[0])
+    assert sorted(after) == [4, 5, 6]
+    assert all(after[u] == pytest.approx(before[u], abs=1e-3) for u in after), (before, after)
+
+
+def test_two_process_data_parallel_matches_update_freq(example, tmp_path):
+    """2 processes (gloo, legacy_ddp) see the batches that one process with --update-freq 2
+    accumulates; without dropout their losses agree."""
+    data = example[0] / "data-bin"
+    common = [data, *TRAIN, "--log-interval", "1", "--max-update", "6", "--dropout", "0",
+              "--no-save", "--cpu"]
+    single = run_cli("fairseq-train", *common, "--update-freq", "2")
+    outputs = train_data_parallel(common)
     expected = train_losses(single.stdout + single.stderr)
     parallel = train_losses(outputs[0])
     assert sorted(parallel) == sorted(expected) == list(range(1, 7))
