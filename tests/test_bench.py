@@ -236,7 +236,7 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
                                                        ("tree_classifier", 2)]
     for r in runs:
         assert r["updates"] == 2 and 0 <= r["test_accuracy"] <= 100
-        checkpoint = torch.load(r["checkpoint"], weights_only=False)
+        checkpoint = torch.load(r["checkpoint"], weights_only=True)
         assert checkpoint["cfg"]["common"]["seed"] == r["seed"]
         assert f"seed-{r['seed']}" in r["checkpoint"]
     (row,) = report["summary"]

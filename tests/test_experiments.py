@@ -484,8 +484,8 @@ def test_train_and_evaluate_on_a_recipe_layout(bible_pair, tmp_path, model, aver
     assert ("--tree-input leaves-only" in results["generate_command"]) == (model == "transformer")
     used = [Path(p).name for p in results["averaged_checkpoints"]]
     assert used == ["checkpoint_1_4.pt", "checkpoint_1_8.pt", "checkpoint_1_12.pt"][-average:]
-    averaged = torch.load(save_dir / f"averaged-last{average}.pt", weights_only=False)["model"]
-    states = [torch.load(save_dir / name, weights_only=False)["model"] for name in used]
+    averaged = torch.load(save_dir / f"averaged-last{average}.pt", weights_only=True)["model"]
+    states = [torch.load(save_dir / name, weights_only=True)["model"] for name in used]
     assert averaged.keys() == states[0].keys()
     for name, value in averaged.items():
         assert torch.allclose(value, sum(s[name] for s in states) / average, atol=1e-6), name

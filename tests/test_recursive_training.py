@@ -74,7 +74,7 @@ def test_each_encoder_trains_and_validates(corpora, tmp_path, corpus, options):
         extra[1].unlink()
     assert same_accuracy(validate(data, checkpoint), recomputed_accuracy(data, checkpoint))
     if extra:  # the frozen vectors came through training unchanged
-        state = torch.load(checkpoint, weights_only=False)["model"]
+        state = torch.load(checkpoint, weights_only=True)["model"]
         task, _ = load_task(data, *options, "--criterion", "sentence_prediction")
         row = state["encoder.embed_tokens.weight"][task.source_dictionary.index("dull")]
         assert row.tolist() == pytest.approx([float(f"{np.sin(60 + j):.4f}") for j in range(60)])

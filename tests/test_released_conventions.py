@@ -274,7 +274,7 @@ def test_tree2seq_trains_with_the_released_conventions(example, tmp_path):
     proc = run_cli("fairseq-train", work / "data-bin", *TRAIN, "--released-accumulation",
                    "--max-update", "4", "--log-interval", "1", "--save-dir", tmp_path)
     assert "num_updates 4" in proc.stdout + proc.stderr
-    state = torch.load(tmp_path / "checkpoint_last.pt", weights_only=False)
+    state = torch.load(tmp_path / "checkpoint_last.pt", weights_only=True)
     assert state["cfg"]["model"].released_accumulation
     biases = [k for k in state["model"] if k.endswith("leaf_bias")]
     assert len(biases) == 2 + 2  # tree2seq_tiny: 2 encoder, 2 decoder layers
