@@ -15,6 +15,7 @@ from typing import List, Optional, Tuple
 from fairseq.data import Dictionary
 
 from fairseq_tree.data.label_dictionary import class_symbols
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import Node, NormalTree
 
 # The label every node of the model's input carries when the tree's labels are targets.
@@ -40,7 +41,7 @@ class NodeTargets:
         index = self.classes.indices.get(label)
         if index is None or not 0 <= index - self.classes.nspecial < self.num_classes:
             symbols = " ".join(class_symbols(self.classes))
-            raise ValueError(f"label {label!r} is not a class of {self.path} (classes: {symbols})")
+            raise FairseqTreeError(f"label {label!r} is not a class of {self.path} (classes: {symbols})")
         return index
 
     def split(self, tree: NormalTree) -> Tuple[NormalTree, List[int]]:
@@ -59,7 +60,7 @@ def load_node_targets(path: str, no_target: Optional[str] = None) -> NodeTargets
     classes = Dictionary.load(path)
     targets = NodeTargets(classes, path, no_target)
     if targets.num_classes < 1:
-        raise ValueError(f"{path}: the class dictionary lists no class")
+        raise FairseqTreeError(f"{path}: the class dictionary lists no class")
     if no_target is not None and no_target in classes.indices:
-        raise ValueError(f"--no-target-label {no_target!r} is also a class of {path}")
+        raise FairseqTreeError(f"--no-target-label {no_target!r} is also a class of {path}")
     return targets

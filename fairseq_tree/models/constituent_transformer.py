@@ -19,6 +19,7 @@ from fairseq.models.transformer import TransformerConfig, TransformerEncoder
 from fairseq.modules.transformer_sentence_encoder import init_bert_params
 from fairseq.utils import safe_getattr, safe_hasattr
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.modules.constituent_attention import ConstituentEncoderLayer, LinkChain
 
 
@@ -77,7 +78,7 @@ class ConstituentTransformerModel(RobertaModel):
         if safe_getattr(args, "checkpoint_activations", False) or safe_getattr(
                 args, "encoder_layerdrop", 0.0) > 0:
             # Both re-run or skip layers, which the chain of a^l from layer to layer forbids.
-            raise ValueError("constituent_transformer supports neither --checkpoint-activations "
+            raise FairseqTreeError("constituent_transformer supports neither --checkpoint-activations "
                              "nor --encoder-layerdrop")
         if not safe_hasattr(args, "max_positions"):
             args.max_positions = safe_getattr(args, "tokens_per_sample", task.max_positions())

@@ -76,9 +76,9 @@ def read_recipe(folder: str) -> Dict:
             "quote": True,
         }
     except (OSError, ValueError, TypeError) as err:
-        raise ValueError(f"cannot read {path}: {err}") from None
+        raise FairseqTreeError(f"cannot read {path}: {err}") from None
     except KeyError as err:
-        raise ValueError(f"cannot read {path}: it has no {err}") from None
+        raise FairseqTreeError(f"cannot read {path}: it has no {err}") from None
 
 
 def with_recipe(options: Dict, recipe: Dict) -> Dict:
@@ -106,7 +106,7 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
     kwargs.setdefault("bpe", _bpe_method(model_name_or_path, kwargs))
     kwargs = {key: value for key, value in kwargs.items() if value is not None}  # None: not given
     if "tokenizer" in kwargs:
-        raise ValueError("tokenizer=: raw sentences are tokenised for parsing and the output "
+        raise FairseqTreeError("tokenizer=: raw sentences are tokenised for parsing and the output "
                          "detokenised by the tree pipeline: use tokenize= and detokenize=")
     loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data,
                                        archive_map=archive_map, **kwargs)
@@ -161,7 +161,7 @@ class TreeHubInterface(GeneratorHubInterface):
 
     def __init__(self, cfg, task, models, steps: Optional[TextSteps] = None):
         if not isinstance(task, TreeTranslationTask):
-            raise ValueError(f"{type(task).__name__}: the checkpoint's task is not "
+            raise FairseqTreeError(f"{type(task).__name__}: the checkpoint's task is not "
                              "tree_translation")
         super().__init__(cfg, task, models)
         self.eval()
@@ -189,7 +189,7 @@ class TreeHubInterface(GeneratorHubInterface):
                                skip_invalid_size_inputs, **kwargs)[0]
         names = names or [f"sentences[{i}]" for i in range(len(sentences))]
         if len(names) != len(sentences):
-            raise ValueError(f"{len(names)} names for {len(sentences)} sentences")
+            raise FairseqTreeError(f"{len(names)} names for {len(sentences)} sentences")
         outputs: List[Optional[str]] = ["" if not s.strip() else None for s in sentences]
         real = [i for i, sentence in enumerate(sentences) if sentence.strip()]
         if not real:

@@ -13,6 +13,7 @@ from fairseq.models.transformer.transformer_legacy import (
 )
 from torch import Tensor
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
@@ -68,11 +69,11 @@ class Tree2SeqModel(TransformerModel):
     def build_model(cls, args, task):
         tree2seq_base_architecture(args)
         if getattr(args, "no_cross_attention", False):
-            raise ValueError("--no-cross-attention removes the decoder's tree attention")
+            raise FairseqTreeError("--no-cross-attention removes the decoder's tree attention")
         if any(getattr(args, name, False) for name in ("checkpoint_activations", "offload_activations")):
             # fairseq's checkpointing recomputes a layer from its tensor arguments; the tree
             # layers take the source tree (encoder states included) as one object.
-            raise ValueError("--checkpoint-activations / --offload-activations are not supported "
+            raise FairseqTreeError("--checkpoint-activations / --offload-activations are not supported "
                              "by tree2seq")
         return super().build_model(args, task)
 

@@ -5,6 +5,7 @@ from typing import Optional
 
 from fairseq.dataclass import FairseqDataclass
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.modules.hierarchical_accumulation import AccumulationConventions
 
 
@@ -73,7 +74,7 @@ class TreeAttentionConfig(FairseqDataclass):
         """The tree options of a fairseq config or namespace (defaults where absent)."""
         config = cls(**{f.name: getattr(args, f.name, f.default) for f in fields(cls)})
         if not config.no_hier_embed and config.hier_embed_size < 2:
-            raise ValueError(f"--hier-embed-size must be at least 2, got {config.hier_embed_size}")
+            raise FairseqTreeError(f"--hier-embed-size must be at least 2, got {config.hier_embed_size}")
         return config
 
     @property

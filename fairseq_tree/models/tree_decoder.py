@@ -5,6 +5,7 @@ from typing import Dict, List, Optional
 from fairseq.models.transformer import TransformerDecoderBase
 from torch import Tensor
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
 from fairseq_tree.models.tree_encoder import wrap_layer
 from fairseq_tree.modules.source_tree import SourceTree
@@ -17,7 +18,7 @@ class TreeDecoder(TransformerDecoderBase):
 
     def __init__(self, cfg, dictionary, embed_tokens, output_projection=None):
         if cfg.cross_self_attention:
-            raise ValueError("--cross-self-attention is not supported by tree2seq")
+            raise FairseqTreeError("--cross-self-attention is not supported by tree2seq")
         self.tree_cfg = TreeAttentionConfig.from_args(cfg)  # read by build_decoder_layer
         super().__init__(cfg, dictionary, embed_tokens, output_projection=output_projection)
 

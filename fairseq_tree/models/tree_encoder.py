@@ -7,6 +7,7 @@ from fairseq.distributed import fsdp_wrap
 from fairseq.models.transformer import TransformerEncoderBase
 from torch import Tensor
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
 from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer
@@ -66,7 +67,7 @@ class TreeEncoder(TransformerEncoderBase):
             ``src_node_spans`` (B x M x 2).
         """
         if src_node_labels is None or src_node_spans is None:
-            raise ValueError(
+            raise FairseqTreeError(
                 "the tree2seq encoder reads source trees but the batch has no src_node_labels / "
                 "src_node_spans: use --task tree_translation with --tree-input tree"
             )

@@ -91,7 +91,7 @@ class TreeTranslationTask(TranslationTask):
     def load_state_dict(self, state_dict):
         trained = state_dict.get("tree_input", self.cfg.tree_input)
         if trained != self.cfg.tree_input:
-            raise ValueError(f"the checkpoint was trained with --tree-input {trained}; this run "
+            raise FairseqTreeError(f"the checkpoint was trained with --tree-input {trained}; this run "
                              f"has --tree-input {self.cfg.tree_input}: give the same")
         super().load_state_dict(state_dict)
 
@@ -101,7 +101,7 @@ class TreeTranslationTask(TranslationTask):
             self.datasets[split] = CompleteLanguagePairDataset.from_dataset(self.datasets[split])
             return
         if self.cfg.truncate_source or self.cfg.num_batch_buckets > 0:
-            raise ValueError(
+            raise FairseqTreeError(
                 "--truncate-source and --num-batch-buckets work with --tree-input leaves-only "
                 "only: they would cut or pad leaves under the node spans (or the brackets of "
                 "a linearized tree)"
@@ -163,13 +163,13 @@ class TreeTranslationTask(TranslationTask):
         model = super().build_model(cfg, from_checkpoint)
         arch = getattr(cfg, "_name", None) or getattr(cfg, "arch", "?")
         if self.reads_trees and not getattr(model, "reads_trees", False):
-            raise ValueError(
+            raise FairseqTreeError(
                 f"--arch {arch} reads token sequences, not trees: use a tree2seq architecture, "
                 "or --tree-input leaves-only (or linearized) to train it on the leaves of the "
                 "trees (or on the bracketed trees)"
             )
         if not self.reads_trees and getattr(model, "reads_trees", False):
-            raise ValueError(f"--arch {arch} reads trees: use --tree-input tree with it, not "
+            raise FairseqTreeError(f"--arch {arch} reads trees: use --tree-input tree with it, not "
                              f"{self.cfg.tree_input}")
         return model
 
@@ -224,7 +224,7 @@ class TreeTranslationTask(TranslationTask):
     def _inference_tree(self, leaf_ids: torch.Tensor, pop: bool) -> EncodedTree:
         queue = self._inference_trees.get(tuple(leaf_ids.tolist()))
         if not queue:
-            raise ValueError(
+            raise FairseqTreeError(
                 "tree_translation: no tree known for this source sentence; inference inputs must "
                 "come through inference_sources (bracketed trees)"
             )
