@@ -9,7 +9,6 @@ test is skipped where it is not installed."""
 
 import gzip
 import random
-from pathlib import Path
 
 import pytest
 
