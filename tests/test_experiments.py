@@ -29,7 +29,8 @@ PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wm
 BIBLE_MODELS = ["tree2seq", "transformer", "transformer-linearized"]
 BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "bible-fr-en": BIBLE_MODELS, "bible-en-fr-induced": BIBLE_MODELS,
-              "bible-fr-en-induced": BIBLE_MODELS,
+              "bible-fr-en-induced": BIBLE_MODELS, "bible-en-fr-spacy": BIBLE_MODELS,
+              "bible-fr-en-spacy": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
                             "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
                             "tree2seq-released"]}
@@ -130,9 +131,10 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
             assert (exp.generate, exp.average, exp.checkpoints) == \
                 (base.generate, 1, "last")
         assert isinstance(base.train["max-update"], int) and base.train["batch-size"] == 64
-    for pair in ("bible-en-fr", "bible-fr-en"):  # induced trees: the same budget as the parser's
-        induced = load_experiment(CONFIGS, f"{pair}-induced", "tree2seq")
-        assert induced.train == load_experiment(CONFIGS, pair, "tree2seq").train
+    for pair in ("bible-en-fr", "bible-fr-en"):  # other trees: the same budget as the base pair's
+        for trees in ("induced", "spacy"):
+            other = load_experiment(CONFIGS, f"{pair}-{trees}", "tree2seq")
+            assert other.train == load_experiment(CONFIGS, pair, "tree2seq").train
 
 
 def test_classification_configs_hold_the_papers_settings():
