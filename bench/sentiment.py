@@ -94,6 +94,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--work", default="runs/sentiment", help="checkpoints, one folder a seed")
     parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
     parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="train nothing: report the runs of these reports of this script "
+                        "(e.g. one a run, made side by side), the last of a task, model and "
+                        "seed winning")
     parser.add_argument("extra", nargs="*", help="after --: more fairseq-train arguments")
     return parser
 
@@ -102,6 +106,14 @@ def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     started = time.time()
     runs = []
+    if args.merge:
+        found = {}
+        for path in args.merge:
+            for run in json.loads(Path(path).read_text(encoding="utf-8"))["runs"]:
+                found[(run["task"], run["model"], run["seed"])] = {**run, "from": path}
+        args.tasks = []  # nothing to train
+        runs = sorted(found.values(), key=lambda r: (TASKS.index(r["task"])
+                                                     if r["task"] in TASKS else 99, r["seed"]))
     for task in args.tasks:
         models = args.models + (args.ablations if task in args.ablation_tasks else [])
         for seed in args.seeds:

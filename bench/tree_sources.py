@@ -216,7 +216,9 @@ def english_tree_f1(data: Path, gold: Path | None) -> dict | None:
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", nargs="+", required=True, metavar="JSON")
+    parser.add_argument("--runs", nargs="*", default=[], metavar="JSON",
+                        help="bench/seeds.py reports of the runs (none: the CPU runs and the "
+                        "trees only)")
     parser.add_argument("--keep", required=True, type=Path,
                         help="KEEP/<pair>/<model>.seed-S.<tgt>: the runs' translations")
     parser.add_argument("--data", required=True, type=Path)
