@@ -109,8 +109,8 @@ def main(argv=None) -> dict:
     if args.merge:
         found = {}
         for path in args.merge:
-            for run in json.loads(Path(path).read_text(encoding="utf-8"))["runs"]:
-                found[(run["task"], run["model"], run["seed"])] = {**run, "from": path}
+            for row in json.loads(Path(path).read_text(encoding="utf-8"))["runs"]:
+                found[(row["task"], row["model"], row["seed"])] = {**row, "from": path}
         args.tasks = []  # nothing to train
         runs = sorted(found.values(), key=lambda r: (TASKS.index(r["task"])
                                                      if r["task"] in TASKS else 99, r["seed"]))
