@@ -241,6 +241,14 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
         assert f"seed-{r['seed']}" in r["checkpoint"]
     (row,) = report["summary"]
     assert row["test_mean"] == pytest.approx(sum(r["test_accuracy"] for r in runs) / 2)
+    # --merge: runs made by separate calls (one a seed here) make the same report, untrained
+    for run in runs:
+        (tmp_path / f"seed{run['seed']}.json").write_text(json.dumps({"runs": [run]}))
+    merged = sentiment.main(["--merge", str(tmp_path / "seed2.json"),
+                             str(tmp_path / "seed1.json")])
+    assert merged["summary"] == report["summary"]
+    assert [(r["seed"], r["from"]) for r in merged["runs"]] == [
+        (1, str(tmp_path / "seed1.json")), (2, str(tmp_path / "seed2.json"))]
 
 
 def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
