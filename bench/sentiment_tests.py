@@ -1,0 +1,63 @@
+"""Seed-level paired t-tests between runs of bench/sentiment.py reports made apart (other data,
+other sessions): e.g. tree_classifier on spaCy trees against the same model on link-grammar trees.
+
+    python bench/sentiment_tests.py --reports spacy=bench/results/sentiment-spacy.json \\
+        lg=bench/results/sentiment.json --pairs lg:tree_classifier,spacy:tree_classifier \\
+        --json bench/results/sentiment-spacy-tests.json
+
+Each ``--pairs`` item is ``BASE:MODEL,OTHER:MODEL`` (report label and model), tested on every task
+both have, over the seeds both have (bench/report.py's ``paired_t_test``: other - base).
+"""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import paired_t_test, write_json  # noqa: E402
+
+
+def accuracies(runs: list[dict], task: str, model: str) -> dict:
+    return {r["seed"]: r["test_accuracy"] for r in runs
+            if r["task"] == task and r["model"] == model}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reports", nargs="+", required=True, metavar="LABEL=JSON")
+    parser.add_argument("--pairs", nargs="+", required=True, metavar="BASE:MODEL,OTHER:MODEL")
+    parser.add_argument("--json", required=True)
+    args = parser.parse_args(argv)
+    runs = {}
+    for item in args.reports:
+        label, _, path = item.partition("=")
+        runs[label] = [run for report in path.split("+")
+                       for run in json.loads(Path(report).read_text(encoding="utf-8"))["runs"]]
+    tests = []
+    for item in args.pairs:
+        (base, base_model), (other, other_model) = (side.split(":") for side in item.split(","))
+        tasks = dict.fromkeys(r["task"] for r in runs[base] + runs[other])
+        for task in tasks:
+            first = accuracies(runs[base], task, base_model)
+            second = accuracies(runs[other], task, other_model)
+            seeds = sorted(set(first) & set(second))
+            if len(seeds) < 2:
+                continue
+            test = paired_t_test([first[s] for s in seeds], [second[s] for s in seeds])
+            tests.append({"task": task, "base": f"{base}:{base_model}",
+                          "other": f"{other}:{other_model}", "seeds": seeds, **test})
+            print(f"{task}  {other}:{other_model} - {base}:{base_model}: "
+                  f"{test['mean_difference']:+.2f} (by seed "
+                  + ", ".join(f"{d:+.1f}" for d in test["differences"])
+                  + f"), p = {test['p_value']:.3f}")
+    report = {"command": " ".join(["bench/sentiment_tests.py", *(argv if argv is not None
+                                                                   else sys.argv[1:])]),
+              "reports": args.reports, "tests": tests}
+    write_json(args.json, report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
