@@ -102,7 +102,8 @@ def parse_file(source: Path, trees: Path, args, lang: str, conllu: Path | None =
     (--parser spacy): also the dependency parses, one CoNLL-U sentence per line of ``source``."""
     lines = textprep.count_lines(source)
     if trees.exists() and textprep.count_lines(trees) == lines and (
-            conllu is None or conllu.exists() and conllu_sentences(conllu) == lines):
+            conllu is None
+            or conllu.exists() and tree_parse.conllu_sentences(str(conllu)) == lines):
         logger.info(f"{trees}: parsed already, skipping")
         return
     trees.parent.mkdir(parents=True, exist_ok=True)
@@ -113,12 +114,6 @@ def parse_file(source: Path, trees: Path, args, lang: str, conllu: Path | None =
                          *(["--spacy-model", spacy_model] if spacy_model else []),
                          *(["--conllu", str(conllu)] if conllu else []), *args.parser_arg])
     configure_logging()  # the parser's entry point configured its own
-
-
-def conllu_sentences(path: Path) -> int:
-    """Sentences of a CoNLL-U file as fairseq-tree-parse --conllu writes it (each block ends
-    with a blank line)."""
-    return path.read_bytes().count(b"\n\n")
 
 
 def learn_bpe(codes: Path, merges: int, inputs: list[str]):

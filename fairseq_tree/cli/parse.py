@@ -38,6 +38,7 @@ from fairseq_tree.parsing.pool import parse_batches
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 
 PROG = "fairseq-tree-parse"
+CONLLU_END = b"\n\n"  # a CoNLL-U sentence ends with a blank line
 
 
 def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
@@ -144,16 +145,13 @@ def resume_point(path: str) -> int:
     return lines
 
 
-def conllu_resume_point(path: str) -> int:
-    """Complete sentences already in the CoNLL-U file ``path`` (0 for a new file); what follows
-    the last blank line, from an interrupted run, is cut off."""
+def conllu_sentences(path: str) -> int:
+    """Complete sentences of a CoNLL-U file as ``--conllu`` writes it (0 for a missing file):
+    every sentence ``conllu_block`` writes ends with ``CONLLU_END``."""
     if not os.path.exists(path):
         return 0
-    with open(path, "rb+") as handle:
-        data = handle.read()
-        end = data.rfind(b"\n\n") + 2 if b"\n\n" in data else 0
-        handle.truncate(end)
-    return data[:end].count(b"\n\n")
+    with open(path, "rb") as handle:
+        return handle.read().count(CONLLU_END)
 
 
 def keep_first(path: str, count: int, terminator: bytes):
@@ -167,20 +165,21 @@ def keep_first(path: str, count: int, terminator: bytes):
 
 def resume_outputs(args) -> int:
     """Input lines already done: the complete lines of --output and, with --conllu, as many
-    CoNLL-U sentences (the longer of the two is cut back to the shorter)."""
-    done = resume_point(args.output)
+    complete CoNLL-U sentences; both files are cut back to that many (which also drops a sentence
+    an interrupted run left half-written)."""
+    lines = resume_point(args.output)
     if not args.conllu:
-        return done
-    parsed = conllu_resume_point(args.conllu)
-    if parsed < done:
-        keep_first(args.output, parsed, b"\n")
-    elif parsed > done:
-        keep_first(args.conllu, done, b"\n\n")
-    return min(done, parsed)
+        return lines
+    done = min(lines, conllu_sentences(args.conllu))
+    if done < lines:
+        keep_first(args.output, done, b"\n")
+    if os.path.exists(args.conllu):
+        keep_first(args.conllu, done, CONLLU_END)
+    return done
 
 
 def conllu_block(result) -> str:
-    """One input line's CoNLL-U sentence, blank line included."""
+    """One input line's CoNLL-U sentence, its blank line included (``CONLLU_END``)."""
     return f"{result.conllu or EMPTY_LINE_COMMENT}\n\n"
 
 
