@@ -65,9 +65,10 @@ def phrase_label(head_pos: str, dependents: Sequence[tuple[str, str]]) -> str:
     for the rest (punctuation, symbols, X).
     """
     relations = {relation.lower() for relation, _ in dependents}
-    if {relation.split(":")[0] for relation in relations} & SUBORDINATOR_RELATIONS:
+    bases = {relation.split(":")[0] for relation in relations}  # nsubj:pass -> nsubj
+    if bases & SUBORDINATOR_RELATIONS:
         return "SBAR"
-    if relations & EXPLETIVE_SUBJECTS or {r.split(":")[0] for r in relations} & SUBJECT_RELATIONS:
+    if relations & EXPLETIVE_SUBJECTS or bases & SUBJECT_RELATIONS:
         return "S"
     if head_pos in NOMINAL_POS and any(relation.lower() in CASE_RELATIONS and pos == "ADP"
                                        for relation, pos in dependents):
