@@ -16,12 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import paired_t_test, write_json  # noqa: E402
-
-
-def accuracies(runs: list[dict], task: str, model: str) -> dict:
-    return {r["seed"]: r["test_accuracy"] for r in runs
-            if r["task"] == task and r["model"] == model}
+from report import seed_t_tests, write_json  # noqa: E402
 
 
 def main(argv=None) -> dict:
@@ -37,21 +32,20 @@ def main(argv=None) -> dict:
                        for run in json.loads(Path(report).read_text(encoding="utf-8"))["runs"]]
     tests = []
     for item in args.pairs:
-        (base, base_model), (other, other_model) = (side.split(":") for side in item.split(","))
-        tasks = dict.fromkeys(r["task"] for r in runs[base] + runs[other])
-        for task in tasks:
-            first = accuracies(runs[base], task, base_model)
-            second = accuracies(runs[other], task, other_model)
-            seeds = sorted(set(first) & set(second))
-            if len(seeds) < 2:
-                continue
-            test = paired_t_test([first[s] for s in seeds], [second[s] for s in seeds])
-            tests.append({"task": task, "base": f"{base}:{base_model}",
-                          "other": f"{other}:{other_model}", "seeds": seeds, **test})
-            print(f"{task}  {other}:{other_model} - {base}:{base_model}: "
-                  f"{test['mean_difference']:+.2f} (by seed "
-                  + ", ".join(f"{d:+.1f}" for d in test["differences"])
-                  + f"), p = {test['p_value']:.3f}")
+        base, other = item.split(",")
+        rows = [{**run, "system": f"{label}:{run['model']}"}
+                for label, labelled in runs.items() for run in labelled
+                if f"{label}:{run['model']}" in (base, other)]
+        for task in dict.fromkeys(r["task"] for r in rows):
+            for test in seed_t_tests([r for r in rows if r["task"] == task],
+                                     lambda r: r["system"], base, score="test_accuracy"):
+                tests.append({"task": task, "base": base, "other": other,
+                              "seeds": test.pop("seed_list"),
+                              **{k: v for k, v in test.items() if k not in ("baseline",
+                                                                            "system")}})
+                print(f"{task}  {other} - {base}: {test['mean_difference']:+.2f} (by seed "
+                      + ", ".join(f"{d:+.1f}" for d in test["differences"])
+                      + f"), p = {test['p_value']:.3f}")
     report = {"command": " ".join(["bench/sentiment_tests.py", *(argv if argv is not None
                                                                    else sys.argv[1:])]),
               "reports": args.reports, "tests": tests}
