@@ -10,6 +10,7 @@ kept as CoNLL-U for the dependency encoders. Nothing is fetched at run time.
 """
 
 from fairseq_tree.parsing.base import DependencyTree, Parser, ParserUnavailable
+from fairseq_tree.trees.agreement import Word
 from fairseq_tree.trees.bracketed import format_bracketed
 from fairseq_tree.trees.dependency import dependency_to_tree, to_conllu
 
@@ -17,11 +18,14 @@ from fairseq_tree.trees.dependency import dependency_to_tree, to_conllu
 # maps English tags to universal parts of speech). Named entities, lemmas, ... are left out.
 NEEDED_COMPONENTS = ("tok2vec", "transformer", "tagger", "morphologizer", "attribute_ruler",
                      "parser")
+# Agreement examples (fairseq_tree.trees.agreement) also read lemmas, and the parser's own
+# sentence boundaries.
+AGREEMENT_COMPONENTS = NEEDED_COMPONENTS + ("lemmatizer",)
 TAG_ESCAPES = str.maketrans({"(": "-LRB-", ")": "-RRB-", " ": "_"})
 
 
-def load_pipeline(model: str, lang: str):
-    """The pipeline ``model`` with only ``NEEDED_COMPONENTS``; ``ParserUnavailable`` (how to
+def load_pipeline(model: str, lang: str, components: tuple[str, ...] = NEEDED_COMPONENTS):
+    """The pipeline ``model`` with only ``components``; ``ParserUnavailable`` (how to
     install it) when spaCy or the model is missing, the model has no parser, or it is for
     another language than ``lang``."""
     try:
@@ -45,7 +49,7 @@ def load_pipeline(model: str, lang: str):
     if nlp.lang != lang:
         raise ParserUnavailable(f"spaCy model '{model}' is for '{nlp.lang}', not --lang {lang}")
     for name in list(nlp.pipe_names):
-        if name not in NEEDED_COMPONENTS:
+        if name not in components:
             nlp.remove_pipe(name)
     return nlp
 
@@ -53,6 +57,14 @@ def load_pipeline(model: str, lang: str):
 def preterminal(token) -> str:
     """The token's fine-grained tag (PTB's for English, UPOS for French), else its UPOS."""
     return (token.tag_ or token.pos_ or "X").translate(TAG_ESCAPES)
+
+
+def sentence_words(doc) -> list[list[Word]]:
+    """The sentences of a parsed ``Doc`` (the parser's boundaries), each as ``Word``s whose heads
+    count from the sentence's first word."""
+    return [[Word(token.text, token.tag_, -1 if token.head.i == token.i else token.head.i -
+                  sentence.start, token.dep_, token.lemma_) for token in sentence]
+            for sentence in doc.sents]
 
 
 def doc_tree(doc, tokens: list[str]) -> DependencyTree:

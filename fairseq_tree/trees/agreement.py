@@ -1,0 +1,170 @@
+"""Subject-verb agreement examples from a dependency parse, as Linzen, Dupoux and Goldberg (TACL
+2016) made theirs from parsed Wikipedia: for every present-tense verb with a nominal subject
+before it, the words before the verb are the input and the verb's number the label; the nouns
+between the subject and the verb whose number differs from the subject's are *attractors*.
+
+The parse is English with Penn Treebank tags (VBZ, VBP, NN, NNS, ...) and ClearNLP / Stanford
+relations (``nsubj``, ``nsubjpass``, ``aux``, ``auxpass``; UD's ``nsubj:pass``, ``aux:pass``
+and ``cop`` are read too), as spaCy's English pipelines give. A sentence is a list of ``Word``.
+
+Which verbs make an example (``agreement_cases``), in order; every verb tagged VBZ or VBP that
+is left out is counted under its reason (``LEFT_OUT``):
+
+1. The subject is the verb's own ``nsubj``/``nsubjpass`` dependent; for an auxiliary or a
+   copula (``aux``, ``auxpass``, ``cop``: "the keys *are* lost") the subject of its head.
+   None: left out (imperatives, and verbs whose subject the parser attached elsewhere).
+2. The subject comes before the verb (questions and inversions are left out).
+3. The subject is a noun (NN, NNP singular; NNS, NNPS plural) or a personal pronoun of
+   ``PRONOUN_VERB_TAG``; relative and demonstrative pronouns, numbers, ... are left out
+   (their number is not in their tag).
+4. The tagger's traps, where a VBP agrees with nothing: a verb with a modal or *to* beside it
+   (a bare infinitive tagged VBP), and a bare form under *let*, *make*, *see*, *hear*, *help*,
+   *bid*, *watch*, *feel* or *behold* ("let the dry land *appear*") with no complementizer.
+5. The subject's number and the verb's agree by their tags; otherwise the example is left out
+   as a tagging error or a construction that does not agree by form (coordinated subjects
+   "destruction and misery *are*", subjunctives "if any man *love*", "God *forbid*").
+   A pronoun agrees when its verb tag is the verb's (he/she/it: VBZ; I/you/we/they: VBP).
+6. Linzen et al.'s length limit: sentences of more than ``max_length`` words are left out.
+
+The label is the verb's form: ``SINGULAR`` for VBZ, ``PLURAL`` for VBP ("I am", "you are" are
+VBP: pronoun examples are about form, which is why they are reported apart).
+"""
+
+import collections
+from dataclasses import dataclass
+
+SINGULAR, PLURAL = "0", "1"  # fairseq's class symbols, in the order of the class names
+CLASS_NAMES = ["singular (VBZ)", "plural (VBP)"]
+VERB_NUMBER = {"VBZ": SINGULAR, "VBP": PLURAL}
+NOUN_NUMBER = {"NN": SINGULAR, "NNP": SINGULAR, "NNS": PLURAL, "NNPS": PLURAL}
+# Personal pronouns and the verb tag they take; "thou" (KJV: "thou art", "thou sayest") is left
+# out: its verb forms are neither.
+PRONOUN_VERB_TAG = {"he": "VBZ", "she": "VBZ", "it": "VBZ",
+                    "i": "VBP", "you": "VBP", "we": "VBP", "they": "VBP", "ye": "VBP"}
+SUBJECT_RELATIONS = {"nsubj", "nsubjpass", "nsubj:pass"}
+AUXILIARY_RELATIONS = {"aux", "auxpass", "aux:pass", "cop"}
+# Verbs whose complement is a bare infinitive, which the tagger may call VBP (lemmas).
+BARE_INFINITIVE_GOVERNORS = {"let", "make", "see", "hear", "help", "bid", "watch", "feel",
+                             "behold"}
+# VBP forms that are not the bare infinitive: only "be" has them.
+FINITE_ONLY_FORMS = {"am", "are", "art"}
+
+LEFT_OUT = {
+    "no subject": "no nsubj of the verb (or of the head of an auxiliary)",
+    "subject after the verb": "question or inversion",
+    "subject not a noun or personal pronoun": "its number is not in its tag",
+    "bare infinitive": "a modal or 'to' beside it, or under let/make/see/hear/...",
+    "subject and verb disagree": "tagging error, coordination, subjunctive",
+    "sentence too long": "Linzen et al.'s limit",
+}
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of a parsed sentence: ``head`` 0-based, -1 at the root."""
+
+    form: str
+    tag: str
+    head: int
+    relation: str
+    lemma: str = ""
+
+
+@dataclass(frozen=True)
+class AgreementCase:
+    """One example: the input is the sentence's words before ``verb``."""
+
+    verb: int
+    subject: int
+    label: str  # SINGULAR or PLURAL: the verb's form
+    subject_kind: str  # "noun" or "pronoun"
+    attractors: int  # nouns between subject and verb of the other number
+    distance: int  # verb - subject, in words
+
+
+def dependents(words: list[Word], head: int, relations: set[str]) -> list[int]:
+    """The words attached to ``head`` by one of ``relations``, in order."""
+    return [i for i, word in enumerate(words) if word.head == head and word.relation in relations]
+
+
+def subject_of(words: list[Word], verb: int) -> int | None:
+    """The verb's subject (rule 1): its own, or its head's when it is an auxiliary or copula."""
+    own = dependents(words, verb, SUBJECT_RELATIONS)
+    if own:
+        return own[0]
+    head = words[verb].head
+    if words[verb].relation in AUXILIARY_RELATIONS and head >= 0:
+        of_head = dependents(words, head, SUBJECT_RELATIONS)
+        return of_head[0] if of_head else None
+    return None
+
+
+def subject_number(word: Word) -> tuple[str, str] | None:
+    """(kind, number) of a subject (rule 3): a noun by its tag, a personal pronoun by the verb
+    tag it takes; None for any other subject."""
+    if word.tag in NOUN_NUMBER:
+        return "noun", NOUN_NUMBER[word.tag]
+    if word.tag == "PRP" and word.form.lower() in PRONOUN_VERB_TAG:
+        return "pronoun", VERB_NUMBER[PRONOUN_VERB_TAG[word.form.lower()]]
+    return None
+
+
+def is_bare_infinitive(words: list[Word], verb: int) -> bool:
+    """Rule 4: a VBZ/VBP that is really a bare infinitive, by what surrounds it."""
+    clause = words[verb].head if words[verb].relation in AUXILIARY_RELATIONS else verb
+    for head in {verb, clause} - {-1}:
+        if any(word.head == head and (word.tag == "MD" or word.tag == "TO" or
+                                      word.form.lower() == "to" and word.relation == "aux")
+               for word in words):
+            return True
+    word = words[verb]
+    if word.tag != "VBP" or word.form.lower() in FINITE_ONLY_FORMS or word.head < 0:
+        return False
+    governor = words[word.head]
+    lemma = (governor.lemma or governor.form).lower()
+    has_complementizer = any(w.head == verb and w.relation == "mark" for w in words)
+    return lemma in BARE_INFINITIVE_GOVERNORS and not has_complementizer
+
+
+def attractor_count(words: list[Word], subject: int, verb: int, number: str) -> int:
+    """Nouns strictly between the subject and the verb whose number is not ``number`` (Linzen
+    et al.'s agreement attractors)."""
+    return sum(NOUN_NUMBER.get(words[i].tag, number) != number for i in range(subject + 1, verb))
+
+
+def agreement_cases(words: list[Word], max_length: int = 50,
+                    left_out: collections.Counter | None = None) -> list[AgreementCase]:
+    """Every agreement example of one sentence (rules 1-6 of the module's docstring); the verbs
+    left out are counted in ``left_out`` by reason."""
+    cases = []
+    for verb, word in enumerate(words):
+        if word.tag not in VERB_NUMBER:
+            continue
+        reason, case = verb_case(words, verb, max_length)
+        if case is not None:
+            cases.append(case)
+        elif left_out is not None:
+            left_out[reason] += 1
+    return cases
+
+
+def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, AgreementCase | None]:
+    """(why not, None) or ("", the example) for the VBZ/VBP at ``verb``."""
+    if len(words) > max_length:
+        return "sentence too long", None
+    subject = subject_of(words, verb)
+    if subject is None:
+        return "no subject", None
+    if subject > verb:
+        return "subject after the verb", None
+    kind_number = subject_number(words[subject])
+    if kind_number is None:
+        return "subject not a noun or personal pronoun", None
+    if is_bare_infinitive(words, verb):
+        return "bare infinitive", None
+    kind, number = kind_number
+    label = VERB_NUMBER[words[verb].tag]
+    if number != label:
+        return "subject and verb disagree", None
+    return "", AgreementCase(verb, subject, label, kind,
+                             attractor_count(words, subject, verb, number), verb - subject)

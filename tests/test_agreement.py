@@ -1,0 +1,122 @@
+"""Subject-verb agreement examples from dependency parses (fairseq_tree.trees.agreement):
+hand-parsed sentences in spaCy's English scheme (PTB tags, ClearNLP relations) and UD's, one for
+each rule of the module, and spaCy's sentences as Words."""
+
+import collections
+
+import pytest
+
+from fairseq_tree.trees.agreement import (
+    PLURAL,
+    SINGULAR,
+    AgreementCase,
+    Word,
+    agreement_cases,
+)
+
+
+def parse(spec: str) -> list[Word]:
+    """``form/TAG/head/relation ...`` with 1-based heads (0: root), as CoNLL-U writes them."""
+    words = []
+    for item in spec.split():
+        form, tag, head, relation = item.split("/")
+        words.append(Word(form, tag, int(head) - 1, relation))
+    return words
+
+
+def cases_and_reasons(spec: str, **options):
+    left_out = collections.Counter()
+    return agreement_cases(parse(spec), left_out=left_out, **options), left_out
+
+
+def test_an_attractor_between_subject_and_auxiliary():
+    # The keys to the cabinet are lost: "are" is the passive auxiliary of "lost", whose subject
+    # is "keys"; "cabinet" is singular, between them.
+    cases, left_out = cases_and_reasons(
+        "The/DT/2/det keys/NNS/7/nsubjpass to/IN/2/prep the/DT/5/det cabinet/NN/3/pobj "
+        "are/VBP/7/auxpass lost/VBN/0/ROOT ././7/punct")
+    assert cases == [AgreementCase(verb=5, subject=1, label=PLURAL, subject_kind="noun",
+                                   attractors=1, distance=4)]
+    assert not left_out
+
+
+def test_proper_nouns_count_as_attractors_and_same_number_nouns_do_not():
+    cases, _ = cases_and_reasons(
+        "The/DT/2/det sons/NNS/7/nsubj of/IN/2/prep David/NNP/3/pobj and/CC/4/cc "
+        "kings/NNS/4/conj are/VBP/0/ROOT here/RB/7/advmod")
+    assert [(c.label, c.attractors, c.distance) for c in cases] == [(PLURAL, 1, 5)]
+
+
+def test_pronoun_subjects_are_examples_of_their_own_kind():
+    cases, _ = cases_and_reasons("he/PRP/2/nsubj says/VBZ/0/ROOT ,/,/2/punct they/PRP/5/nsubj "
+                                 "know/VBP/2/ccomp")
+    assert [(c.subject_kind, c.label) for c in cases] == [("pronoun", SINGULAR),
+                                                         ("pronoun", PLURAL)]
+    # "I am" is a VBP, as "you are": the label is the verb's form.
+    cases, _ = cases_and_reasons("I/PRP/2/nsubj am/VBP/0/ROOT here/RB/2/advmod")
+    assert [(c.subject_kind, c.label) for c in cases] == [("pronoun", PLURAL)]
+
+
+def test_ud_copula_and_passive_are_read():
+    cases, _ = cases_and_reasons("The/DT/2/det keys/NNS/4/nsubj are/VBP/4/cop red/JJ/0/root")
+    assert [(c.verb, c.subject, c.label) for c in cases] == [(2, 1, PLURAL)]
+    cases, _ = cases_and_reasons("The/DT/2/det law/NN/4/nsubj:pass is/VBZ/4/aux:pass "
+                                 "written/VBN/0/root")
+    assert [(c.verb, c.subject, c.label) for c in cases] == [(2, 1, SINGULAR)]
+
+
+@pytest.mark.parametrize("spec, reason", [
+    # Let the dry land appear: a bare infinitive tagged VBP (its "subject" is singular, so the
+    # disagreement would also catch it; the trap is checked first).
+    ("Let/VB/0/ROOT the/DT/4/det dry/JJ/4/amod land/NN/5/nsubj appear/VBP/1/ccomp",
+     "bare infinitive"),
+    # ... and where a plural "subject" would have made a wrong plural example.
+    ("Let/VB/0/ROOT the/DT/3/det waters/NNS/4/nsubj bring/VBP/1/ccomp forth/RP/4/prt",
+     "bare infinitive"),
+    # A modal beside a verb the tagger called VBP.
+    ("The/DT/2/det men/NNS/4/nsubj shall/MD/4/aux go/VBP/0/ROOT", "bare infinitive"),
+    ("Is/VBZ/0/ROOT God/NNP/1/nsubj unrighteous/JJ/1/acomp ?/./1/punct",
+     "subject after the verb"),
+    ("Destruction/NN/4/nsubj and/CC/1/cc misery/NN/1/conj are/VBP/0/ROOT here/RB/4/advmod",
+     "subject and verb disagree"),
+    ("who/WP/2/nsubj is/VBZ/0/ROOT", "subject not a noun or personal pronoun"),
+    ("thou/PRP/2/nsubj art/VBP/0/ROOT", "subject not a noun or personal pronoun"),
+    ("Go/VB/0/ROOT and/CC/1/cc sin/VBP/1/conj", "no subject"),
+])
+def test_verbs_left_out_are_counted_by_reason(spec, reason):
+    cases, left_out = cases_and_reasons(spec)
+    assert cases == [] and left_out == {reason: 1}
+
+
+def test_a_finite_verb_under_see_with_a_complementizer_is_kept():
+    cases, left_out = cases_and_reasons(
+        "I/PRP/2/nsubj see/VBP/0/ROOT that/IN/6/mark the/DT/5/det men/NNS/6/nsubj "
+        "come/VBP/2/ccomp")
+    assert [(c.verb, c.subject_kind, c.label) for c in cases] == [(1, "pronoun", PLURAL),
+                                                                  (5, "noun", PLURAL)]
+    assert not left_out
+
+
+def test_long_sentences_are_left_out():
+    spec = "The/DT/2/det author/NN/3/nsubj laughs/VBZ/0/ROOT"
+    assert [c.label for c in cases_and_reasons(spec)[0]] == [SINGULAR]
+    cases, left_out = cases_and_reasons(spec, max_length=2)
+    assert cases == [] and left_out == {"sentence too long": 1}
+
+
+def test_spacy_sentences_become_words_with_sentence_heads():
+    spacy = pytest.importorskip("spacy")
+    from spacy.tokens import Doc
+
+    from fairseq_tree.parsing.spacy_backend import sentence_words
+
+    vocab = spacy.blank("en").vocab
+    # Two sentences, as a parser would give them: heads are absolute in the Doc.
+    doc = Doc(vocab, words=["He", "laughs", ".", "The", "men", "are", "here"],
+              heads=[1, 1, 1, 4, 5, 5, 5], deps=["nsubj", "ROOT", "punct", "det", "nsubj",
+                                                 "ROOT", "advmod"],
+              tags=["PRP", "VBZ", ".", "DT", "NNS", "VBP", "RB"])
+    first, second = sentence_words(doc)
+    assert [w.head for w in first] == [1, -1, 1] and [w.head for w in second] == [1, 2, -1, 2]
+    assert [(c.verb, c.label, c.subject_kind) for c in agreement_cases(second)] == [
+        (2, PLURAL, "noun")]
