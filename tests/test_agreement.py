@@ -36,7 +36,7 @@ def test_an_attractor_between_subject_and_auxiliary():
         "The/DT/2/det keys/NNS/7/nsubjpass to/IN/2/prep the/DT/5/det cabinet/NN/3/pobj "
         "are/VBP/7/auxpass lost/VBN/0/ROOT ././7/punct")
     assert cases == [AgreementCase(verb=5, subject=1, label=PLURAL, subject_kind="noun",
-                                   attractors=1, distance=4)]
+                                   attractors=1, distance=4, last_noun=SINGULAR)]
     assert not left_out
 
 
@@ -50,8 +50,8 @@ def test_proper_nouns_count_as_attractors_and_same_number_nouns_do_not():
 def test_pronoun_subjects_are_examples_of_their_own_kind():
     cases, _ = cases_and_reasons("he/PRP/2/nsubj says/VBZ/0/ROOT ,/,/2/punct they/PRP/5/nsubj "
                                  "know/VBP/2/ccomp")
-    assert [(c.subject_kind, c.label) for c in cases] == [("pronoun", SINGULAR),
-                                                         ("pronoun", PLURAL)]
+    assert [(c.subject_kind, c.label, c.last_noun) for c in cases] == [
+        ("pronoun", SINGULAR, None), ("pronoun", PLURAL, None)]
     # "I am" is a VBP, as "you are": the label is the verb's form.
     cases, _ = cases_and_reasons("I/PRP/2/nsubj am/VBP/0/ROOT here/RB/2/advmod")
     assert [(c.subject_kind, c.label) for c in cases] == [("pronoun", PLURAL)]

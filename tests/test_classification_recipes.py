@@ -472,3 +472,104 @@ def test_train_and_evaluate_scripts_on_sick(sick, name, model, metric):
     assert ("pearson" in results["metrics"]["test"]) == (metric == "mse")
     assert results[f"paper_{metric}"] == {"sick-r": 0.3012, "sick-e": 80.17}[name]
     assert f"test {metric} " in out
+
+
+# ---------------------------------------------------------------------------------------------
+# Subject-verb agreement from the English Bibles
+
+
+@pytest.fixture(scope="module")
+def agreement_pipeline(tmp_path_factory) -> Path:
+    """The stand-in English pipeline that parses the stand-in verses as annotated."""
+    pytest.importorskip("spacy")
+    return standins.agreement_pipeline(tmp_path_factory.mktemp("spacy") / "agreement_en")
+
+
+def verse_sentences(text: str) -> list[str]:
+    return text.replace(". ", ".\n").replace("? ", "?\n").splitlines()
+
+
+def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
+    """Every verb the extraction takes in every verse of both translations becomes one example
+    (its words before the verb, the verb's class, the .meta line), in the split of its verse
+    reference in both; the placeholder verse and the verbs left out are counted; TEST_TEXT
+    becomes test1; the prefixes' trees and dependency parses reach the data-bin; then the
+    config's DTT and roberta train a few updates and fairseq-validate reads test1."""
+    bible = standins.agreement_bible(tmp_path / "bible")
+    other = tmp_path / "other.txt"
+    other.write_text("The keys to the cabinet are lost.\nIs God unrighteous?\n\n"
+                     "The author laughs.\n", encoding="utf-8")
+    env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
+               AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", TEST_TEXT=str(other))
+    succeeded(run_recipe("agreement", tmp_path / "data", **env))
+    work = tmp_path / "data" / "agreement"
+    splits = (*SPLITS, "test1")
+    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in zip(
+        read(work / "text" / f"{split}.tok"), read(work / "text" / f"{split}.label"),
+        read(work / "text" / f"{split}.meta"), strict=True)] for split in splits}
+    split_of = {}  # each verse reference's split, as the examples found it
+    for split in SPLITS:
+        for row in rows[split]:
+            reference = row[2].split(" ", 1)[1]  # bible.db:CODE BOOK CHAPTER:VERSE
+            assert split_of.setdefault(reference, split) == split, reference
+    assert set(split_of.values()) == set(SPLITS)
+    expected = {split: [] for split in SPLITS}
+    left_out = {}
+    for code, column in (("4", 3), ("3", 4)):
+        for verse in standins.AGREEMENT_VERSES:
+            reference = f"{verse[0]} {verse[1]}:{verse[2]}"
+            for sentence in verse_sentences(verse[column]):
+                if sentence in standins.AGREEMENT_LEFT_OUT:
+                    reason = standins.AGREEMENT_LEFT_OUT[sentence]
+                    left_out[reason] = left_out.get(reason, 0) + 1
+                for words, label, *meta in standins.AGREEMENT_EXAMPLES.get(sentence, []):
+                    expected[split_of[reference]].append(
+                        [words, label, f"bible.db:{code} {reference}", *map(str, meta)])
+    for split in SPLITS:
+        assert rows[split] == expected[split], split
+    assert rows["test1"] == [
+        [*row[:2], f"{other}:{line}", *map(str, row[2:])] for line, sentence in
+        ((1, "The keys to the cabinet are lost."), (4, "The author laughs."))
+        for row in standins.AGREEMENT_EXAMPLES[sentence]]
+    recipe = json.loads((work / "recipe.json").read_text())
+    stats = recipe["stats"]
+    assert stats["verbs left out"] == dict(sorted(left_out.items()))
+    assert stats["verses"] == {"read": 16, "left out (placeholder or empty)": 1}
+    assert stats["verbs left out (test1)"] == {"subject after the verb": 1}
+    for split in splits:
+        nouns = [row for row in rows[split] if row[3] == "noun"]
+        assert stats[split]["noun subjects"] == len(nouns)
+        assert sum(stats[split]["noun subjects by attractors"].values()) == len(nouns)
+        assert stats[split]["noun subjects by class"]["plural (VBP)"] == sum(
+            row[1] == "1" for row in nouns)
+    assert recipe["views"]["agreement"]["sizes"] == {s: len(rows[s]) for s in splits}
+    assert recipe["spacy"]["model"] == str(agreement_pipeline)
+    assert recipe["views"]["agreement"]["dependency_heads"]
+    for split in splits:
+        trees, labels = view(work, "agreement", split)
+        assert [" ".join(parse_tree(t).leaves) for t in trees] == [row[0] for row in rows[split]]
+        assert labels == [row[1] for row in rows[split]]
+        meta = read(work / "data-bin" / "agreement" / f"{split}.meta")
+        assert meta == read(work / "text" / f"{split}.meta")
+        assert (work / "data-bin" / "agreement" / "input0" / f"{split}.heads.idx").exists()
+        assert (work / "data-bin" / "agreement" / "label" / f"{split}.idx").exists()
+    for model in ("recursive_multibranch_classifier-dependency", "roberta"):
+        out = run_script("train.sh", work, "agreement", model, "--max-update", "3",
+                         "--num-workers", "0")
+        assert "num_updates 3" in out
+        checkpoint = work.parent / "ckpt" / "agreement" / model / "checkpoint_best.pt"
+        assert checkpoint.exists()
+    run_script("evaluate.sh", work, "agreement", "roberta")
+    results = json.loads((checkpoint.parent / "test-results.json").read_text())
+    assert "--valid-subset valid,test,test1" in results["validate_command"]
+    assert results["metrics"]["test1"]["accuracy"] in (0, 50, 100)  # of its two examples
+
+
+def test_agreement_needs_an_english_model(tmp_path):
+    """Whatever parser makes the trees, the examples come from spaCy: no SPACY_MODEL stops the
+    recipe at once, in one line."""
+    proc = run_recipe("agreement", tmp_path / "data", PARSER="flat", SPACY_MODEL="")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if "error" in x]
+    assert line.startswith("prepare_classification.py (agreement): error: this recipe needs "
+                           "SPACY_MODEL=NAME for an English source")

@@ -82,7 +82,8 @@ def option(command, name):
 
 
 def test_every_pair_has_both_models_and_the_papers_numbers():
-    others = set(BENCHMARKS) | set(CLASSIFICATION) | set(SENTIMENT_BENCHMARKS) | set(PAIR_TASKS)
+    others = (set(BENCHMARKS) | set(CLASSIFICATION) | set(SENTIMENT_BENCHMARKS) | set(PAIR_TASKS)
+              | {"agreement"})
     assert sorted(set(known_pairs(CONFIGS)) - others) == PAIRS
     for pair in PAIRS:
         big = ["tree2seq-big", "transformer-big"] if pair.startswith("wmt") else []
@@ -170,6 +171,25 @@ def test_classification_configs_hold_the_papers_settings():
     ablations = [load_experiment(CONFIGS, "sst5", f"tree_classifier-no-{x}").paper_accuracy
                  for x in ("hier-embed", "subtree-mask")]
     assert ablations == [46.1, 45.7]  # Table 3
+
+
+def test_agreement_config_holds_the_papers_sva_settings_for_every_encoder():
+    """Agreement from the Bibles: every encoder at SVA's settings (Appendix 7.4) and one budget;
+    roberta on the leaves, DTT on the dependency parses; no paper accuracy beside it (Table 2's
+    is on other data)."""
+    base = load_experiment(CONFIGS, "agreement", "tree_classifier")
+    for model in ("tree_classifier", "roberta", "recursive_tree_attention_classifier",
+                  "recursive_multibranch_classifier",
+                  "recursive_multibranch_classifier-dependency"):
+        exp = load_experiment(CONFIGS, "agreement", model)
+        assert (exp.train["lr"], exp.train["warmup-updates"], exp.train["dropout"]) == (0.01, 20,
+                                                                                       0.2)
+        assert (exp.tokens_per_update, exp.train["max-update"]) == (
+            base.tokens_per_update, base.train["max-update"])
+        assert exp.train["arch"].endswith("_tiny") or model == "roberta"
+        assert (exp.task.get("tree-input") == "leaves-only") == (model == "roberta")
+        assert bool(exp.train.get("dependency")) == model.endswith("-dependency")
+        assert exp.paper_accuracy is None and exp.data_bin == "data-bin/agreement"
 
 
 def test_recursive_encoder_configs_hold_their_papers_settings(tmp_path):

@@ -34,10 +34,20 @@ def check_data(data_bin: Path, recipe_command: str) -> Path:
     return data_bin
 
 
+def test_subsets(data_bin: Path) -> list[str]:
+    """test, then the further test splits (fairseq's test1, test2, ...) the data-bin holds."""
+    subsets = ["test"]
+    while any((data_bin / "label" / f"test{len(subsets)}{suffix}").is_file()
+              for suffix in (".idx", ".label")):
+        subsets.append(f"test{len(subsets)}")
+    return subsets
+
+
 def validate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[str]):
+    subsets = ",".join(["valid", *test_subsets(data_bin)])
     return [str(BIN_DIR / "fairseq-validate"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
             "--task", exp.fairseq_task, *flag_args(exp.task), "--path", str(model),
-            "--valid-subset", "valid,test", *flag_args(exp.validate or {}), *extras]
+            "--valid-subset", subsets, *flag_args(exp.validate or {}), *extras]
 
 
 def read_metrics(output: str) -> dict[str, dict[str, float]]:
@@ -65,7 +75,8 @@ def run_logged(cmd: list[str], log: Path) -> str:
 
 def evaluate(exp: Experiment, data_bin: Path, model: Path, averaged: list[str], save_dir: Path,
              extras: list[str]) -> int:
-    """fairseq-validate on valid and test; test-results.json beside the checkpoints."""
+    """fairseq-validate on valid, test and any further test split (test1, ...); test-results.json
+    beside the checkpoints (every split's numbers in ``metrics``)."""
     cmd = validate_command(exp, data_bin, model, extras)
     print(shlex.join(cmd), flush=True)
     metrics = read_metrics(run_logged(cmd, save_dir / "validate.log"))

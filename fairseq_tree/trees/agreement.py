@@ -80,6 +80,8 @@ class AgreementCase:
     subject_kind: str  # "noun" or "pronoun"
     attractors: int  # nouns between subject and verb of the other number
     distance: int  # verb - subject, in words
+    last_noun: str | None  # the number of the noun nearest before the verb (Linzen et al.'s
+    # heuristic baseline predicts it), None if no noun precedes it
 
 
 def dependents(words: list[Word], head: int, relations: set[str]) -> list[int]:
@@ -132,6 +134,15 @@ def attractor_count(words: list[Word], subject: int, verb: int, number: str) -> 
     return sum(NOUN_NUMBER.get(words[i].tag, number) != number for i in range(subject + 1, verb))
 
 
+def last_noun_number(words: list[Word], verb: int) -> str | None:
+    """The number of the noun nearest before ``verb``: what "agree with the most recent noun"
+    predicts (Linzen et al.'s heuristic baseline)."""
+    for word in reversed(words[:verb]):
+        if word.tag in NOUN_NUMBER:
+            return NOUN_NUMBER[word.tag]
+    return None
+
+
 def agreement_cases(words: list[Word], max_length: int = 50,
                     left_out: collections.Counter | None = None) -> list[AgreementCase]:
     """Every agreement example of one sentence (rules 1-6 of the module's docstring); the verbs
@@ -167,4 +178,5 @@ def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, Agree
     if number != label:
         return "subject and verb disagree", None
     return "", AgreementCase(verb, subject, label, kind,
-                             attractor_count(words, subject, verb, number), verb - subject)
+                             attractor_count(words, subject, verb, number), verb - subject,
+                             last_noun_number(words, verb))

