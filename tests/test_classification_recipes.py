@@ -563,6 +563,33 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     results = json.loads((checkpoint.parent / "test-results.json").read_text())
     assert "--valid-subset valid,test,test1" in results["validate_command"]
     assert results["metrics"]["test1"]["accuracy"] in (0, 50, 100)  # of its two examples
+    # bench/agreement.py: the model's accuracy is fairseq-validate's; the baselines' by hand.
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "agreement.py"), "--data",
+                           str(work), "--split", "test", "--split", "test1", "--checkpoint",
+                           f"roberta={checkpoint}", "--json", str(tmp_path / "agreement.json")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((tmp_path / "agreement.json").read_text())
+    train_labels = [row[1] for row in rows["train"]]
+    majority = max(sorted(set(train_labels)), key=train_labels.count)
+    for split in ("test", "test1"):
+        table = report["splits"][split]
+        assert table["roberta"]["all"]["accuracy"] == results["metrics"][split]["accuracy"]
+        examples = rows[split]
+        nouns = [row for row in examples if row[3] == "noun"]
+        assert table["roberta"]["noun subjects"]["count"] == len(nouns)
+        assert sum(table["roberta"][f"attractors {b}"]["count"]
+                   for b in ("0", "1", "2", "3", "4+")) == len(nouns)
+        assert table["roberta"]["attractors 1"]["count"] == sum(row[4] == "1" for row in nouns)
+        recent = [row[8] if row[8] != "-" else majority for row in examples]
+        for name, guesses in (("majority class", [majority] * len(examples)),
+                              ("most recent noun", recent)):
+            right = sum(guess == row[1] for guess, row in zip(guesses, examples))
+            assert table[name]["all"] == {"accuracy": round(100 * right / len(examples), 2),
+                                          "count": len(examples)}
+    # The attractor examples of the stand-in all have a noun of the other number nearest the
+    # verb: the most-recent-noun heuristic gets every one wrong.
+    assert report["splits"]["test1"]["most recent noun"]["attractors 1"]["accuracy"] == 0
 
 
 def test_agreement_needs_an_english_model(tmp_path):

@@ -1,0 +1,164 @@
+"""Agreement accuracy overall and by number of attractors, as Linzen et al. (2016) and the
+paper's SVA row report it, for trained models and the two baselines that show what the task
+measures: the majority class of the training labels, and "agree with the most recent noun"
+(Linzen et al.'s heuristic).
+
+    python bench/agreement.py --data data/agreement --split test --split test1 \\
+        --checkpoint tree_classifier=checkpoints/agreement/tree_classifier/checkpoint_best.pt \\
+        --checkpoint roberta=checkpoints/agreement/roberta/checkpoint_best.pt \\
+        --json bench/results/agreement.json
+
+``--data`` is a folder of data-prep/prepare-agreement.sh: its data-bin/agreement/ and, beside
+each split, {split}.meta (``classification_corpora.AGREEMENT_META``: subject kind, attractors,
+the class of the nearest noun, ...). Each model predicts every example of a split (the
+checkpoint's own task and options, no dropout); rows: every example, the noun-subject examples
+and those by attractors (0, 1, 2, 3, 4+), the pronoun-subject examples apart (their number is in
+the pronoun: trivial). Each row gives the accuracy and the count. The overall accuracy is
+fairseq-validate's for the same checkpoint and split.
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data-prep"))
+from classification_corpora import AGREEMENT_META, attractor_bin  # noqa: E402
+from report import write_json  # noqa: E402
+
+VIEW = "agreement"
+
+
+def read_lines(path: Path) -> list[str]:
+    if not path.is_file():
+        sys.exit(f"agreement.py: error: {path}: no such file (run data-prep/prepare-agreement.sh)")
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def read_meta(path: Path) -> list[dict]:
+    """The examples' .meta lines as dicts of ``AGREEMENT_META``."""
+    rows = []
+    for lineno, line in enumerate(read_lines(path), start=1):
+        fields = line.split("\t")
+        if len(fields) != len(AGREEMENT_META):
+            sys.exit(f"agreement.py: error: {path}:{lineno}: {len(fields)} fields, expected "
+                     f"{len(AGREEMENT_META)} ({', '.join(AGREEMENT_META)})")
+        rows.append(dict(zip(AGREEMENT_META, fields)))
+    return rows
+
+
+def breakdown(predictions: list[str], labels: list[str], meta: list[dict]) -> dict:
+    """Accuracy (%) and count of every row: all, noun subjects, by attractors, pronouns."""
+    groups = {"all": [], "noun subjects": [], "pronoun subjects": []}
+    for prediction, label, row in zip(predictions, labels, meta, strict=True):
+        right = prediction == label
+        groups["all"].append(right)
+        groups[f"{row['subject_kind']} subjects"].append(right)
+        if row["subject_kind"] == "noun":
+            groups.setdefault(f"attractors {attractor_bin(int(row['attractors']))}", []).append(
+                right)
+    order = ["all", "noun subjects", *(f"attractors {b}" for b in ("0", "1", "2", "3", "4+")),
+             "pronoun subjects"]
+    return {name: {"accuracy": round(100 * sum(groups[name]) / len(groups[name]), 2)
+                   if groups.get(name) else None, "count": len(groups.get(name, []))}
+            for name in order}
+
+
+@torch.no_grad()
+def model_predictions(checkpoint: str, data_bin: Path, split: str) -> list[str]:
+    """The class symbol the checkpoint predicts for each example of ``split``, in file order."""
+    import fairseq_tree  # noqa: F401  (registers the task and models; weights-only loading)
+    from fairseq import checkpoint_utils, utils
+
+    if not os.path.isfile(checkpoint):
+        sys.exit(f"agreement.py: error: {checkpoint}: no such checkpoint")
+    (model,), _, task = checkpoint_utils.load_model_ensemble_and_task(
+        [checkpoint], arg_overrides={"data": str(data_bin)})
+    model.eval()
+    task.load_dataset(split)
+    dataset = task.dataset(split)
+    batches = task.get_batch_iterator(
+        dataset=dataset, max_tokens=8192, seed=1, num_workers=0,
+        max_positions=utils.resolve_max_positions(task.max_positions(), model.max_positions()),
+    ).next_epoch_itr(shuffle=False)
+    labels = task.label_dictionary
+    predicted: list[str | None] = [None] * len(dataset)
+    for sample in batches:
+        logits, _ = model(**sample["net_input"], features_only=True,
+                          classification_head_name=task.cfg.classification_head_name)
+        for index, guess in zip(sample["id"].tolist(), logits.argmax(-1).tolist()):
+            predicted[index] = labels[guess + labels.nspecial]
+    missing = predicted.count(None)
+    if missing:
+        sys.exit(f"agreement.py: error: {checkpoint}: {missing} examples of {split} were not "
+                 "predicted (longer than the model accepts?)")
+    return predicted
+
+
+def baselines(train_labels: list[str], meta: list[dict]) -> dict[str, list[str]]:
+    """What the majority class and the most recent noun predict; an example with no noun before
+    the verb gets the majority class."""
+    majority = max(sorted(set(train_labels)), key=train_labels.count)
+    return {"majority class": [majority] * len(meta),
+            "most recent noun": [row["last_noun"] if row["last_noun"] != "-" else majority
+                                 for row in meta]}
+
+
+def print_table(split: str, results: dict):
+    rows = list(next(iter(results.values())))
+    print(f"\n{split}: accuracy % (count)")
+    print(f"{'system':32}" + "".join(f"{row:>18}" for row in rows))
+    for system, table in results.items():
+        print(f"{system:32}" + "".join(
+            f"{'-' if cell['accuracy'] is None else format(cell['accuracy'], '.2f'):>11} "
+            f"({cell['count']:>4})" for cell in table.values()))
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, type=Path,
+                        help="the recipe's folder (holding data-bin/agreement/)")
+    parser.add_argument("--split", action="append", metavar="SPLIT",
+                        help="test (default), test1, ... (repeatable)")
+    parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
+                        help="a trained model (repeatable)")
+    parser.add_argument("--json", help="write the report here")
+    args = parser.parse_args(argv)
+    data_bin = args.data / "data-bin" / VIEW
+    checkpoints = []
+    for spec in args.checkpoint:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            parser.error(f"--checkpoint {spec!r}: expected NAME=PATH")
+        checkpoints.append((name, path))
+    train_labels = read_lines(args.data / "views" / VIEW / "train.label")
+    report = {"benchmark": "subject-verb agreement by attractors",
+              "command": " ".join(["bench/agreement.py", *(argv or sys.argv[1:])]),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+              "date": time.strftime("%Y-%m-%d"), "data": str(args.data),
+              "checkpoints": dict(checkpoints), "splits": {}}
+    for split in args.split or ["test"]:
+        meta = read_meta(data_bin / f"{split}.meta")
+        labels = read_lines(args.data / "views" / VIEW / f"{split}.label")
+        if len(labels) != len(meta):
+            sys.exit(f"agreement.py: error: {data_bin / f'{split}.meta'}: {len(meta)} lines, "
+                     f"but {split}.label has {len(labels)}")
+        systems = baselines(train_labels, meta)
+        for name, path in checkpoints:
+            systems[name] = model_predictions(path, data_bin, split)
+        results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
+        report["splits"][split] = results
+        print_table(split, results)
+    if args.json:
+        write_json(args.json, report)
+    return report
+
+
+if __name__ == "__main__":
+    main()
