@@ -15,12 +15,17 @@ checkpoint's own task and options, no dropout); rows: every example, the noun-su
 and those by attractors (0, 1, 2, 3, 4+), the pronoun-subject examples apart (their number is in
 the pronoun: trivial). Each row gives the accuracy and the count. The overall accuracy is
 fairseq-validate's for the same checkpoint and split.
+
+Seeds: name checkpoints ``MODEL:SEED`` (``--checkpoint roberta:1=...``); the report's
+``summary`` then gives each model's mean ± sd over its seeds for every row, and with
+``--baseline MODEL`` the seed-level paired t-test of every other model against it on every row
+(``bench/report.py``; the seeds both have).
 """
 
 import argparse
-import json
 import os
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,7 +35,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data-prep"))
 from classification_corpora import AGREEMENT_META, attractor_bin  # noqa: E402
-from report import write_json  # noqa: E402
+from report import paired_t_test, write_json  # noqa: E402
 
 VIEW = "agreement"
 
@@ -110,6 +115,35 @@ def baselines(train_labels: list[str], meta: list[dict]) -> dict[str, list[str]]
                                  for row in meta]}
 
 
+def seed_summary(results: dict, baseline: str | None) -> dict:
+    """Per model (systems named MODEL:SEED): each row's mean, sd and seeds' accuracies, and the
+    paired t-test against ``baseline`` over the seeds both have."""
+    by_model: dict = {}
+    for name, table in results.items():
+        model, sep, seed = name.rpartition(":")
+        if sep:
+            by_model.setdefault(model, {})[int(seed)] = table
+    summary = {}
+    for model, tables in by_model.items():
+        rows = {}
+        for row in next(iter(tables.values())):
+            scores = {seed: table[row]["accuracy"] for seed, table in sorted(tables.items())
+                      if table[row]["accuracy"] is not None}
+            values = list(scores.values())
+            rows[row] = {"seeds": list(scores), "accuracies": values,
+                         "mean": round(statistics.mean(values), 2) if values else None,
+                         "sd": round(statistics.stdev(values), 2) if len(values) > 1 else None,
+                         "count": next(iter(tables.values()))[row]["count"]}
+            base = by_model.get(baseline)
+            if base is not None and model != baseline:
+                seeds = [s for s in scores if s in base and base[s][row]["accuracy"] is not None]
+                if len(seeds) > 1:
+                    rows[row][f"vs {baseline}"] = paired_t_test(
+                        [base[s][row]["accuracy"] for s in seeds], [scores[s] for s in seeds])
+        summary[model] = rows
+    return summary
+
+
 def print_table(split: str, results: dict):
     rows = list(next(iter(results.values())))
     print(f"\n{split}: accuracy % (count)")
@@ -128,6 +162,8 @@ def main(argv=None) -> dict:
                         help="test (default), test1, ... (repeatable)")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
                         help="a trained model (repeatable)")
+    parser.add_argument("--baseline", metavar="MODEL",
+                        help="with MODEL:SEED names: the model the others are tested against")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args(argv)
     data_bin = args.data / "data-bin" / VIEW
@@ -142,7 +178,7 @@ def main(argv=None) -> dict:
               "command": " ".join(["bench/agreement.py", *(argv or sys.argv[1:])]),
               "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
               "date": time.strftime("%Y-%m-%d"), "data": str(args.data),
-              "checkpoints": dict(checkpoints), "splits": {}}
+              "checkpoints": dict(checkpoints), "splits": {}, "summary": {}}
     for split in args.split or ["test"]:
         meta = read_meta(data_bin / f"{split}.meta")
         labels = read_lines(args.data / "views" / VIEW / f"{split}.label")
@@ -155,6 +191,14 @@ def main(argv=None) -> dict:
         results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
         report["splits"][split] = results
         print_table(split, results)
+        summary = seed_summary(results, args.baseline)
+        if summary:
+            report["summary"][split] = summary
+            print(f"\n{split}: mean ± sd over seeds")
+            for model, rows in summary.items():
+                print(f"{model:32}" + "".join(
+                    f"{'-' if r['mean'] is None else format(r['mean'], '.2f'):>10} ± "
+                    f"{'-' if r['sd'] is None else format(r['sd'], '.2f'):<5}" for r in rows.values()))
     if args.json:
         write_json(args.json, report)
     return report

