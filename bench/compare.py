@@ -30,6 +30,16 @@ PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
 TRAIN_SUMMARY = re.compile(r"\| train \| epoch (\d+) \|.*\| num_updates (\d+) \|.*"
                            r"\| wall (\d+)$", re.M)
 
+# fairseq's validation line: "| valid | epoch 003 | valid on 'valid' subset | ... | accuracy 51.2
+# | ... | num_updates 696 ..." (the metric's name given).
+VALID_LINE = r"\| epoch (\d+) \| valid on 'valid' subset \|.*\| {metric} ([\d.]+) \|.*\| num_updates (\d+)"
+
+
+def valid_curve(log_text: str, metric: str = "accuracy") -> list[tuple[int, int, float]]:
+    """(epoch, updates, valid metric) of every validation in a fairseq-train log, in order."""
+    return [(int(epoch), int(updates), float(value)) for epoch, value, updates in
+            re.findall(VALID_LINE.format(metric=metric), log_text)]
+
 
 def experiment(command: str, pair: str, model: str, env: dict, extras=(), log=None):
     """``python -m fairseq_tree.cli.experiment COMMAND PAIR MODEL``; its output is copied to

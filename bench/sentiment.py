@@ -39,10 +39,22 @@ def run(task: str, model: str, seed: int, env: dict, extras: list[str]) -> dict:
         seconds = time.perf_counter() - start
     compare.experiment("evaluate", task, model, env)
     results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
-    record = compare.training_record((save_dir / "train.log").read_text(encoding="utf-8"))
-    return {"task": task, "model": model, "seed": seed, **record,
+    log_text = (save_dir / "train.log").read_text(encoding="utf-8")
+    record = compare.training_record(log_text)
+    return {"task": task, "model": model, "seed": seed, **record, **best_validation(log_text),
             "this_call_seconds": round(seconds, 1), "test_accuracy": results["accuracy"],
             "valid_accuracy": results["valid_accuracy"], "checkpoint": results["checkpoint"]}
+
+
+def best_validation(log_text: str) -> dict:
+    """Where the best valid accuracy came (the first such epoch), and the curve: with early
+    stopping, how long a model went on after its best."""
+    curve = compare.valid_curve(log_text)
+    if not curve:
+        return {}
+    best = max(curve, key=lambda point: point[2])  # max() keeps the first of equals
+    return {"best_valid_epoch": best[0], "best_valid_update": best[1],
+            "valid_curve": [list(point) for point in curve]}
 
 
 def mean_sd(values: list[float]) -> tuple[float, float | None]:
@@ -110,6 +122,9 @@ def main(argv=None) -> dict:
         found = {}
         for path in args.merge:
             for row in json.loads(Path(path).read_text(encoding="utf-8"))["runs"]:
+                log = Path(row["checkpoint"]).parent / "train.log"
+                if "valid_curve" not in row and log.is_file():  # a report made before
+                    row.update(best_validation(log.read_text(encoding="utf-8")))
                 found[(row["task"], row["model"], row["seed"])] = {**row, "from": path}
         args.tasks = []  # nothing to train
         runs = sorted(found.values(), key=lambda r: (TASKS.index(r["task"])

@@ -239,16 +239,22 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
         checkpoint = torch.load(r["checkpoint"], weights_only=True)
         assert checkpoint["cfg"]["common"]["seed"] == r["seed"]
         assert f"seed-{r['seed']}" in r["checkpoint"]
+        # the validations of the run, the best (its checkpoint_best) where it came
+        assert r["valid_curve"][-1][:2] == [1, 2] and r["best_valid_update"] == 2
+        assert r["valid_curve"][-1][2] == pytest.approx(r["valid_accuracy"], abs=0.1)
     (row,) = report["summary"]
     assert row["test_mean"] == pytest.approx(sum(r["test_accuracy"] for r in runs) / 2)
     # --merge: runs made by separate calls (one a seed here) make the same report, untrained
-    for run in runs:
-        (tmp_path / f"seed{run['seed']}.json").write_text(json.dumps({"runs": [run]}))
+    for run in runs:  # reports made before the curve was recorded: read from the train.log
+        older = {k: v for k, v in run.items() if k not in ("valid_curve", "best_valid_epoch",
+                                                           "best_valid_update")}
+        (tmp_path / f"seed{run['seed']}.json").write_text(json.dumps({"runs": [older]}))
     merged = sentiment.main(["--merge", str(tmp_path / "seed2.json"),
                              str(tmp_path / "seed1.json")])
     assert merged["summary"] == report["summary"]
     assert [(r["seed"], r["from"]) for r in merged["runs"]] == [
         (1, str(tmp_path / "seed1.json")), (2, str(tmp_path / "seed2.json"))]
+    assert [r["valid_curve"] for r in merged["runs"]] == [r["valid_curve"] for r in runs]
 
 
 def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
