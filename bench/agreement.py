@@ -1,7 +1,7 @@
 """Agreement accuracy overall and by number of attractors, as Linzen et al. (2016) and the
 paper's SVA row report it, for trained models and the two baselines that show what the task
-measures: the majority class of the training labels, and "agree with the most recent noun"
-(Linzen et al.'s heuristic).
+measures: the majority class of the training examples (per subject kind: nouns and pronouns
+differ), and "agree with the most recent noun" (Linzen et al.'s heuristic).
 
     python bench/agreement.py --data data/agreement --split test --split test1 \\
         --checkpoint tree_classifier=checkpoints/agreement/tree_classifier/checkpoint_best.pt \\
@@ -106,13 +106,23 @@ def model_predictions(checkpoint: str, data_bin: Path, split: str) -> list[str]:
     return predicted
 
 
-def baselines(train_labels: list[str], meta: list[dict]) -> dict[str, list[str]]:
-    """What the majority class and the most recent noun predict; an example with no noun before
-    the verb gets the majority class."""
-    majority = max(sorted(set(train_labels)), key=train_labels.count)
-    return {"majority class": [majority] * len(meta),
-            "most recent noun": [row["last_noun"] if row["last_noun"] != "-" else majority
-                                 for row in meta]}
+def majority_classes(labels: list[str], meta: list[dict]) -> dict[str, str]:
+    """The most frequent training label of each subject kind ("noun", "pronoun"), and over all
+    examples (""): pronoun subjects are mostly plural (I, you, we, they take VBP), noun subjects
+    mostly singular, so one majority for both would be a straw man."""
+    kinds = {"": labels}
+    for label, row in zip(labels, meta, strict=True):
+        kinds.setdefault(row["subject_kind"], []).append(label)
+    return {kind: max(sorted(set(values)), key=values.count) for kind, values in kinds.items()}
+
+
+def baselines(majority: dict[str, str], meta: list[dict]) -> dict[str, list[str]]:
+    """What the majority class of the example's subject kind and the most recent noun predict;
+    an example with no noun before the verb gets its kind's majority class."""
+    by_kind = [majority.get(row["subject_kind"], majority[""]) for row in meta]
+    return {"majority class": by_kind,
+            "most recent noun": [row["last_noun"] if row["last_noun"] != "-" else guess
+                                 for row, guess in zip(meta, by_kind)]}
 
 
 def seed_summary(results: dict, baseline: str | None) -> dict:
@@ -157,7 +167,8 @@ def print_table(split: str, results: dict):
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, type=Path,
-                        help="the recipe's folder (holding data-bin/agreement/)")
+                        help="the recipe's folder (holding data-bin/agreement/), or the DATA "
+                             "folder above it")
     parser.add_argument("--split", action="append", metavar="SPLIT",
                         help="test (default), test1, ... (repeatable)")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
@@ -166,6 +177,8 @@ def main(argv=None) -> dict:
                         help="with MODEL:SEED names: the model the others are tested against")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args(argv)
+    if not (args.data / "data-bin").is_dir() and (args.data / VIEW / "data-bin").is_dir():
+        args.data = args.data / VIEW  # DATA, as bench/sentiment.py takes it
     data_bin = args.data / "data-bin" / VIEW
     checkpoints = []
     for spec in args.checkpoint:
@@ -173,19 +186,21 @@ def main(argv=None) -> dict:
         if not sep or not name or not path:
             parser.error(f"--checkpoint {spec!r}: expected NAME=PATH")
         checkpoints.append((name, path))
-    train_labels = read_lines(args.data / "views" / VIEW / "train.label")
+    majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
+                                read_meta(args.data / "views" / VIEW / "train.meta"))
     report = {"benchmark": "subject-verb agreement by attractors",
               "command": " ".join(["bench/agreement.py", *(argv or sys.argv[1:])]),
               "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
               "date": time.strftime("%Y-%m-%d"), "data": str(args.data),
-              "checkpoints": dict(checkpoints), "splits": {}, "summary": {}}
+              "checkpoints": dict(checkpoints), "majority_classes": majority, "splits": {},
+              "summary": {}}
     for split in args.split or ["test"]:
         meta = read_meta(data_bin / f"{split}.meta")
         labels = read_lines(args.data / "views" / VIEW / f"{split}.label")
         if len(labels) != len(meta):
             sys.exit(f"agreement.py: error: {data_bin / f'{split}.meta'}: {len(meta)} lines, "
                      f"but {split}.label has {len(labels)}")
-        systems = baselines(train_labels, meta)
+        systems = baselines(majority, meta)
         for name, path in checkpoints:
             systems[name] = model_predictions(path, data_bin, split)
         results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
