@@ -24,7 +24,6 @@ Seeds: name checkpoints ``MODEL:SEED`` (``--checkpoint roberta:1=...``); the rep
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
@@ -35,7 +34,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data-prep"))
 from classification_corpora import AGREEMENT_META, attractor_bin  # noqa: E402
-from report import paired_t_test, write_json  # noqa: E402
+from report import machine, paired_t_test, write_json  # noqa: E402
 
 VIEW = "agreement"
 
@@ -190,7 +189,7 @@ def main(argv=None) -> dict:
                                 read_meta(args.data / "views" / VIEW / "train.meta"))
     report = {"benchmark": "subject-verb agreement by attractors",
               "command": " ".join(["bench/agreement.py", *(argv or sys.argv[1:])]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+              "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "data": str(args.data),
               "checkpoints": dict(checkpoints), "majority_classes": majority, "splits": {},
               "summary": {}}
@@ -213,7 +212,8 @@ def main(argv=None) -> dict:
             for model, rows in summary.items():
                 print(f"{model:32}" + "".join(
                     f"{'-' if r['mean'] is None else format(r['mean'], '.2f'):>10} ± "
-                    f"{'-' if r['sd'] is None else format(r['sd'], '.2f'):<5}" for r in rows.values()))
+                    f"{'-' if r['sd'] is None else format(r['sd'], '.2f'):<5}"
+                    for r in rows.values()))
     if args.json:
         write_json(args.json, report)
     return report

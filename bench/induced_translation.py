@@ -41,7 +41,6 @@ import argparse
 import itertools
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -53,7 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 import masked_lm  # noqa: E402
 import seeds  # noqa: E402
-from report import previous_report, report_t_tests, write_json  # noqa: E402
+from report import machine, previous_report, report_t_tests, write_json  # noqa: E402
 
 from fairseq_tree.trees import Node, parse_tree  # noqa: E402
 
@@ -284,8 +283,7 @@ def main(argv=None) -> dict:
                 "benchmark": "tree2seq on induced trees vs flat / link-grammar trees vs the "
                              "Transformer (Bible)",
                 "commands": [*earlier, command],
-                "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                            "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+                "machine": machine(),
                 "date": time.strftime("%Y-%m-%d"), "settings": settings,
                 "wall_seconds_this_call": round(time.time() - started), **tests,
                 "results": rows}

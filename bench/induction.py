@@ -30,7 +30,6 @@ arguments, perplexity) is refused rather than mixed.
 import argparse
 import gzip
 import os
-import platform
 import statistics
 import sys
 import time
@@ -39,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import masked_lm  # noqa: E402
 import synthetic_task  # noqa: E402
-from report import previous_report, write_json  # noqa: E402
+from report import machine, previous_report, write_json  # noqa: E402
 
 from fairseq_tree.parsing.base import FLAT_LABEL  # noqa: E402
 
@@ -163,8 +162,7 @@ def main(argv=None) -> dict:
         return {"benchmark": "Tree Transformer: induced trees (a) and masked-word perplexity (b)",
                 "command": " ".join(["bench/induction.py", *(argv if argv is not None
                                                             else sys.argv[1:])]),
-                "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                            "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+                "machine": machine(),
                 "date": time.strftime("%Y-%m-%d"), "settings": settings,
                 "lm_train_flags": masked_lm.TRAIN,
                 "wall_seconds_this_call": round(time.time() - started), "results": rows}

@@ -16,12 +16,11 @@ recipes' ``--max-null-count 2``.
 
 import argparse
 import os
-import platform
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import write_json  # noqa: E402
+from report import machine, write_json  # noqa: E402
 
 from fairseq_tree.parsing import build_parser  # noqa: E402
 
@@ -86,8 +85,7 @@ def main(argv=None) -> dict:
               f"load {row['load_seconds']:.1f} s, {row['flat_fallbacks']} flat", flush=True)
     report = {"benchmark": "parse speed of each tree source, one process",
               "command": " ".join(["bench/parse_speed.py", *(argv or sys.argv[1:])]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "machine": machine(),
               "date": time.strftime("%Y-%m-%d"),
               "settings": {"lines": args.lines, "batch_size": args.batch_size}, "runs": runs}
     if args.json:

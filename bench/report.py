@@ -1,5 +1,5 @@
-"""What the benchmark scripts share: writing their report as JSON, reading it back to resume a
-run, and the seed-level paired t-test of the results tables.
+"""What the benchmark scripts share: the machine a report was made on, writing their report as
+JSON, reading it back to resume a run, and the seed-level paired t-test of the results tables.
 
     python bench/report.py bench/results/induced-translation.json bench/results/bible-seeds.json
 
@@ -10,9 +10,17 @@ tree2seq of each direction, or the first model of a seed benchmark).
 import argparse
 import json
 import math
+import os
+import platform
 import statistics
 import sys
 from pathlib import Path
+
+
+def machine() -> dict:
+    """The reports' record of where they ran: platform, CPU count, OMP_NUM_THREADS."""
+    return {"platform": platform.platform(), "cpus": os.cpu_count(),
+            "omp_threads": os.environ.get("OMP_NUM_THREADS")}
 
 
 def write_json(path: str, report) -> None:

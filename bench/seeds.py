@@ -19,7 +19,6 @@ chance of a difference at least as large with no real difference (sacrebleu's de
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -29,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-from report import previous_report, write_json  # noqa: E402
+from report import machine, previous_report, write_json  # noqa: E402
 
 
 def sacrebleu_paired(reference: Path, first: Path, other: Path, resamples: int,
@@ -128,8 +127,7 @@ def main(argv=None) -> dict:
     report = {"benchmark": f"{args.pair}: {', '.join(args.models)}, seeds "
                            f"{', '.join(map(str, args.seeds))}, same budget",
               "command": " ".join(["bench/seeds.py", *argv]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "wall_seconds_this_call":
                   round(time.time() - started),
               "summary": rows, "paired_bootstrap": paired, "runs": runs}

@@ -16,7 +16,6 @@ accuracy), and the difference of the means from the first model.
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -24,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-from report import write_json  # noqa: E402
+from report import machine, write_json  # noqa: E402
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
 
@@ -141,8 +140,7 @@ def main(argv=None) -> dict:
                            "roberta of the same size, same budget, several seeds",
               "command": " ".join(["bench/sentiment.py", *(argv if argv is not None
                                                             else sys.argv[1:])]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "settings": vars(args),
               "wall_seconds": round(time.time() - started), "summary": rows, "runs": runs}
     print("\n".join(table(rows)), flush=True)
