@@ -223,17 +223,16 @@ def attractor_bin(count: int) -> str:
     return ATTRACTOR_BINS[min(count, len(ATTRACTOR_BINS) - 1)]
 
 
-def agreement_examples(parsed: Iterable[tuple[str, list[list[agreement.Word]]]],
-                       max_length: int, left_out) -> Iterator[tuple[Example, str]]:
-    """(example, its text/{split}.meta line) for every agreement case of the parsed texts
-    (``(where, sentences)``); the verbs left out are counted in ``left_out``."""
-    for where, sentences in parsed:
-        for words in sentences:
-            for case in agreement.agreement_cases(words, max_length, left_out):
-                prefix = " ".join(word.form for word in words[:case.verb])
-                meta = [where, case.subject_kind, str(case.attractors), str(case.distance),
-                        str(case.subject), words[case.verb].form, case.last_noun or "-"]
-                yield Example(where, [prefix], case.label), "\t".join(meta)
+def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
+                       left_out) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
+    """(example, its case, its text/{split}.meta line) for every agreement case of the parsed
+    sentences of one text (``where``); the verbs left out are counted in ``left_out``."""
+    for words in sentences:
+        for case in agreement.agreement_cases(words, max_length, left_out):
+            prefix = " ".join(word.form for word in words[:case.verb])
+            meta = [where, case.subject_kind, str(case.attractors), str(case.distance),
+                    str(case.subject), words[case.verb].form, case.last_noun or "-"]
+            yield Example(where, [prefix], case.label), case, "\t".join(meta)
 
 
 def verse_splits(references: Iterable, fractions: dict[str, int], seed: int) -> dict:

@@ -403,18 +403,18 @@ class Recipe:
             sinks = {split: [stack.enter_context(open_output(str(p))) for p in paths]
                      for split, paths in outputs.items()}
             for split, where, sentences in parsed:
-                for example, meta in cc.agreement_examples([(where, sentences)],
-                                                           self.args.max_length, left_out):
+                for example, case, meta in cc.agreement_examples(where, sentences,
+                                                                 self.args.max_length, left_out):
                     textprep.write_example(sinks[split][:3], example)
                     sinks[split][3].write(f"{meta}\n".encode("utf-8"))
-                    counts, kind = stats[split], meta.split("\t")[1]
+                    counts = stats[split]
                     counts["examples"] += 1
-                    counts[f"{kind} subjects"] += 1
-                    if kind == "noun":
+                    counts[f"{case.subject_kind} subjects"] += 1
+                    if case.subject_kind == "noun":
                         counts["noun subjects by class"][
-                            cc.CLASS_NAMES["agreement"][int(example.label)]] += 1
+                            cc.CLASS_NAMES["agreement"][int(case.label)]] += 1
                         counts["noun subjects by attractors"][
-                            cc.attractor_bin(int(meta.split("\t")[2]))] += 1
+                            cc.attractor_bin(case.attractors)] += 1
         for split, counts in stats.items():
             logger.info(f"agreement {split}: {json.dumps(counts)}")
         self.stats.update(stats)

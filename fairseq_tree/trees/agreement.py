@@ -7,24 +7,26 @@ The parse is English with Penn Treebank tags (VBZ, VBP, NN, NNS, ...) and ClearN
 relations (``nsubj``, ``nsubjpass``, ``aux``, ``auxpass``; UD's ``nsubj:pass``, ``aux:pass``
 and ``cop`` are read too), as spaCy's English pipelines give. A sentence is a list of ``Word``.
 
-Which verbs make an example (``agreement_cases``), in order; every verb tagged VBZ or VBP that
-is left out is counted under its reason (``LEFT_OUT``):
+Which verbs make an example (``agreement_cases``); every verb tagged VBZ or VBP that is left out
+is counted under the reason in brackets, the first that applies in this order (``verb_case``):
 
-1. The subject is the verb's own ``nsubj``/``nsubjpass`` dependent; for an auxiliary or a
-   copula (``aux``, ``auxpass``, ``cop``: "the keys *are* lost") the subject of its head.
-   None: left out (imperatives, and verbs whose subject the parser attached elsewhere).
-2. The subject comes before the verb (questions and inversions are left out).
-3. The subject is a noun (NN, NNP singular; NNS, NNPS plural) or a personal pronoun of
-   ``PRONOUN_VERB_TAG``; relative and demonstrative pronouns, numbers, ... are left out
-   (their number is not in their tag).
-4. The tagger's traps, where a VBP agrees with nothing: a verb with a modal or *to* beside it
+1. Linzen et al.'s length limit: sentences of more than ``max_length`` words are left out
+   ["sentence too long"].
+2. The subject is the verb's own ``nsubj``/``nsubjpass`` dependent; for an auxiliary or a
+   copula (``aux``, ``auxpass``, ``cop``: "the keys *are* lost") the subject of its head
+   ["no subject": imperatives, and verbs whose subject the parser attached elsewhere].
+3. The subject comes before the verb ["subject after the verb": questions, inversions].
+4. The subject is a noun (NN, NNP singular; NNS, NNPS plural) or a personal pronoun of
+   ``PRONOUN_VERB_TAG`` ["subject not a noun or personal pronoun": relative and demonstrative
+   pronouns, numbers, ..., whose number is not in their tag].
+5. The tagger's traps, where a VBP agrees with nothing: a verb with a modal or *to* beside it
    (a bare infinitive tagged VBP), and a bare form under *let*, *make*, *see*, *hear*, *help*,
-   *bid*, *watch*, *feel* or *behold* ("let the dry land *appear*") with no complementizer.
-5. The subject's number and the verb's agree by their tags; otherwise the example is left out
-   as a tagging error or a construction that does not agree by form (coordinated subjects
-   "destruction and misery *are*", subjunctives "if any man *love*", "God *forbid*").
-   A pronoun agrees when its verb tag is the verb's (he/she/it: VBZ; I/you/we/they: VBP).
-6. Linzen et al.'s length limit: sentences of more than ``max_length`` words are left out.
+   *bid*, *watch*, *feel* or *behold* ("let the dry land *appear*") with no complementizer
+   ["bare infinitive"].
+6. The subject's number and the verb's agree by their tags ["subject and verb disagree": a
+   tagging error, or a construction that does not agree by form: coordinated subjects
+   "destruction and misery *are*", subjunctives "if any man *love*", "God *forbid*"]. A pronoun
+   agrees when its verb tag is the verb's (he/she/it: VBZ; I/you/we/they: VBP).
 
 The label is the verb's form: ``SINGULAR`` for VBZ, ``PLURAL`` for VBP ("I am", "you are" are
 VBP: pronoun examples are about form, which is why they are reported apart).
@@ -48,16 +50,6 @@ BARE_INFINITIVE_GOVERNORS = {"let", "make", "see", "hear", "help", "bid", "watch
                              "behold"}
 # VBP forms that are not the bare infinitive: only "be" has them.
 FINITE_ONLY_FORMS = {"am", "are", "art"}
-
-LEFT_OUT = {
-    "no subject": "no nsubj of the verb (or of the head of an auxiliary)",
-    "subject after the verb": "question or inversion",
-    "subject not a noun or personal pronoun": "its number is not in its tag",
-    "bare infinitive": "a modal or 'to' beside it, or under let/make/see/hear/...",
-    "subject and verb disagree": "tagging error, coordination, subjunctive",
-    "sentence too long": "Linzen et al.'s limit",
-}
-
 
 @dataclass(frozen=True)
 class Word:
@@ -90,7 +82,7 @@ def dependents(words: list[Word], head: int, relations: set[str]) -> list[int]:
 
 
 def subject_of(words: list[Word], verb: int) -> int | None:
-    """The verb's subject (rule 1): its own, or its head's when it is an auxiliary or copula."""
+    """The verb's subject (rule 2): its own, or its head's when it is an auxiliary or copula."""
     own = dependents(words, verb, SUBJECT_RELATIONS)
     if own:
         return own[0]
@@ -102,7 +94,7 @@ def subject_of(words: list[Word], verb: int) -> int | None:
 
 
 def subject_number(word: Word) -> tuple[str, str] | None:
-    """(kind, number) of a subject (rule 3): a noun by its tag, a personal pronoun by the verb
+    """(kind, number) of a subject (rule 4): a noun by its tag, a personal pronoun by the verb
     tag it takes; None for any other subject."""
     if word.tag in NOUN_NUMBER:
         return "noun", NOUN_NUMBER[word.tag]
@@ -112,7 +104,7 @@ def subject_number(word: Word) -> tuple[str, str] | None:
 
 
 def is_bare_infinitive(words: list[Word], verb: int) -> bool:
-    """Rule 4: a VBZ/VBP that is really a bare infinitive, by what surrounds it."""
+    """Rule 5: a VBZ/VBP that is really a bare infinitive, by what surrounds it."""
     clause = words[verb].head if words[verb].relation in AUXILIARY_RELATIONS else verb
     for head in {verb, clause} - {-1}:
         if any(word.head == head and (word.tag == "MD" or word.tag == "TO" or
@@ -145,8 +137,8 @@ def last_noun_number(words: list[Word], verb: int) -> str | None:
 
 def agreement_cases(words: list[Word], max_length: int = 50,
                     left_out: collections.Counter | None = None) -> list[AgreementCase]:
-    """Every agreement example of one sentence (rules 1-6 of the module's docstring); the verbs
-    left out are counted in ``left_out`` by reason."""
+    """Every agreement example of one sentence (the module docstring's rules 1-6); the verbs left
+    out are counted in ``left_out`` by reason."""
     cases = []
     for verb, word in enumerate(words):
         if word.tag not in VERB_NUMBER:
