@@ -14,14 +14,13 @@ its time is read from that log. Arguments after ``--`` go to fairseq-train for e
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from report import write_json
+from report import machine, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
@@ -32,7 +31,8 @@ TRAIN_SUMMARY = re.compile(r"\| train \| epoch (\d+) \|.*\| num_updates (\d+) \|
 
 # fairseq's validation line: "| valid | epoch 003 | valid on 'valid' subset | ... | accuracy 51.2
 # | ... | num_updates 696 ..." (the metric's name given).
-VALID_LINE = r"\| epoch (\d+) \| valid on 'valid' subset \|.*\| {metric} ([\d.]+) \|.*\| num_updates (\d+)"
+VALID_LINE = (r"\| epoch (\d+) \| valid on 'valid' subset \|.*\| {metric} ([\d.]+) \|.*"
+              r"\| num_updates (\d+)")
 
 
 def valid_curve(log_text: str, metric: str = "accuracy") -> list[tuple[int, int, float]]:
@@ -124,8 +124,7 @@ def main(argv=None) -> dict:
     rows = [run_model(args.pair, model, env, extras, args.generate_arg) for model in args.models]
     report = {"benchmark": f"{args.pair}: {' vs '.join(args.models)}, same budget",
               "command": " ".join([Path(sys.argv[0]).name, *argv]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                          "omp_threads": os.environ.get("OMP_NUM_THREADS")},
+              "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "fairseq_train_extras": extras,
               "results": rows}
     print("\n".join(table(rows)), flush=True)
