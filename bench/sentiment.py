@@ -40,18 +40,20 @@ def run(task: str, model: str, seed: int, env: dict, extras: list[str]) -> dict:
     results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
     log_text = (save_dir / "train.log").read_text(encoding="utf-8")
     record = compare.training_record(log_text)
-    return {"task": task, "model": model, "seed": seed, **record, **best_validation(log_text),
+    return {"task": task, "model": model, "seed": seed, **record,
+            **best_validation(compare.valid_curve(log_text)),
             "this_call_seconds": round(seconds, 1), "test_accuracy": results["accuracy"],
             "valid_accuracy": results["valid_accuracy"], "checkpoint": results["checkpoint"]}
 
 
-def best_validation(log_text: str) -> dict:
-    """Where the best valid accuracy came (the first such epoch), and the curve: with early
-    stopping, how long a model went on after its best."""
-    curve = compare.valid_curve(log_text)
+def best_validation(curve: list) -> dict:
+    """The validation whose checkpoint fairseq kept as checkpoint_best.pt, and the whole curve
+    of (epoch, updates, valid accuracy): with early stopping, how long a model went on after its
+    best. fairseq compares the logged, rounded metric with ``>=`` (``is_better`` in
+    ``checkpoint_utils.save_checkpoint``), so of equal scores it keeps the last."""
     if not curve:
         return {}
-    best = max(curve, key=lambda point: point[2])  # max() keeps the first of equals
+    best = max(reversed(curve), key=lambda point: point[2])  # max() keeps the first it sees
     return {"best_valid_epoch": best[0], "best_valid_update": best[1],
             "valid_curve": [list(point) for point in curve]}
 
@@ -122,8 +124,11 @@ def main(argv=None) -> dict:
         for path in args.merge:
             for row in json.loads(Path(path).read_text(encoding="utf-8"))["runs"]:
                 log = Path(row["checkpoint"]).parent / "train.log"
-                if "valid_curve" not in row and log.is_file():  # a report made before
-                    row.update(best_validation(log.read_text(encoding="utf-8")))
+                if "valid_curve" in row:  # the best again, as fairseq chose it among equals
+                    row.update(best_validation(row["valid_curve"]))
+                elif log.is_file():  # a report made before the curve was recorded
+                    row.update(best_validation(compare.valid_curve(
+                        log.read_text(encoding="utf-8"))))
                 found[(row["task"], row["model"], row["seed"])] = {**row, "from": path}
         args.tasks = []  # nothing to train
         runs = sorted(found.values(), key=lambda r: (TASKS.index(r["task"])

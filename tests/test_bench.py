@@ -3,9 +3,11 @@ what they report is consistent (ratios, forced decoding lengths, JSON = returned
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -212,6 +214,17 @@ def test_sentiment_summary_is_mean_and_sample_sd():
     assert sentiment.table([tree, base])[1].split()[4:7] == ["52.00", "±", "2.83"]
 
 
+def test_sentiment_best_validation_is_the_checkpoint_fairseq_keeps():
+    import sentiment  # noqa: E402
+    # fairseq keeps checkpoint_best.pt on a score >= the best so far: of equal (logged,
+    # rounded) scores the later checkpoint is the one tested
+    curve = [(1, 232, 44.8), (2, 464, 57.4), (3, 696, 57.4), (4, 928, 54.1)]
+    best = sentiment.best_validation(curve)
+    assert (best["best_valid_epoch"], best["best_valid_update"]) == (3, 696)
+    assert best["valid_curve"] == [list(point) for point in curve]
+    assert sentiment.best_validation([]) == {}
+
+
 def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
     """bench/sentiment.py end to end on the snippets recipe's stand-in: each model trained
     with each seed (the checkpoints say so), evaluated, summarised."""
@@ -242,6 +255,9 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
         # the validations of the run, the best (its checkpoint_best) where it came
         assert r["valid_curve"][-1][:2] == [1, 2] and r["best_valid_update"] == 2
         assert r["valid_curve"][-1][2] == pytest.approx(r["valid_accuracy"], abs=0.1)
+        log = (Path(r["checkpoint"]).parent / "train.log").read_text(encoding="utf-8")
+        saved = re.findall(r"checkpoint_best\.pt \(epoch \d+ @ (\d+) updates", log)
+        assert int(saved[-1]) == r["best_valid_update"]
     (row,) = report["summary"]
     assert row["test_mean"] == pytest.approx(sum(r["test_accuracy"] for r in runs) / 2)
     # --merge: runs made by separate calls (one a seed here) make the same report, untrained
