@@ -51,6 +51,7 @@ BARE_INFINITIVE_GOVERNORS = {"let", "make", "see", "hear", "help", "bid", "watch
 # VBP forms that are not the bare infinitive: only "be" has them.
 FINITE_ONLY_FORMS = {"am", "are", "art"}
 
+
 @dataclass(frozen=True)
 class Word:
     """One word of a parsed sentence: ``head`` 0-based, -1 at the root."""
