@@ -28,6 +28,9 @@ PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
 # wall is the seconds since training started (validation and saving included).
 TRAIN_SUMMARY = re.compile(r"\| train \| epoch (\d+) \|.*\| num_updates (\d+) \|.*"
                            r"\| wall (\d+)$", re.M)
+# fairseq-train's configuration, the first line of each run: the log of a resumed run holds
+# several, and each starts its wall clock at 0 (fairseq resets its time meters on a resume)
+RUN_START = re.compile(r"\| fairseq_cli\.train \| \{'_name'")
 
 # fairseq's validation line: "| valid | epoch 003 | valid on 'valid' subset | ... | accuracy 51.2
 # | ... | num_updates 696 ..." (the metric's name given).
@@ -51,20 +54,25 @@ def experiment(command: str, pair: str, model: str, env: dict, extras=(), log=No
             sys.stderr.write(line)
             if log is not None:
                 log.write(line)
+                log.flush()  # a killed run's log keeps every line, up to its last checkpoint
     if proc.returncode != 0:
         sys.exit(f"compare: {command} {pair} {model} failed (exit {proc.returncode})")
 
 
 def training_record(log_text: str) -> dict:
-    """Parameters, updates, epochs and seconds of a run, from its fairseq-train log (the last
-    summary: fairseq's meters continue across a resumed run)."""
+    """Parameters, updates, epochs and seconds of a run, from its fairseq-train log: the last
+    epoch summary, and the seconds summed over the runs of a resumed run (each up to its last
+    epoch summary, where the next run resumed; the rest of an epoch it was stopped in is
+    trained again)."""
     params = PARAMS.findall(log_text)
     summaries = TRAIN_SUMMARY.findall(log_text)
     if not params or not summaries:
         raise SystemExit("compare: the training log has no parameter count or epoch summary")
-    epoch, updates, wall = map(int, summaries[-1])
+    epoch, updates, _ = map(int, summaries[-1])
+    seconds = sum(int(found[-1][2]) for found in map(TRAIN_SUMMARY.findall,
+                                                     RUN_START.split(log_text)) if found)
     return {"parameters": int(params[-1].replace(",", "")), "epochs": epoch, "updates": updates,
-            "train_seconds": wall}
+            "train_seconds": seconds}
 
 
 def run_model(pair: str, model: str, env: dict, extras: list[str],

@@ -18,6 +18,7 @@ from fairseq_tree.modules import source_tree
 
 sys.path.insert(0, str(ROOT / "bench"))
 import accumulation  # noqa: E402
+import compare  # noqa: E402
 import generation  # noqa: E402
 import parameters  # noqa: E402
 import training  # noqa: E402
@@ -223,6 +224,23 @@ def test_sentiment_best_validation_is_the_checkpoint_fairseq_keeps():
     assert (best["best_valid_epoch"], best["best_valid_update"]) == (3, 696)
     assert best["valid_curve"] == [list(point) for point in curve]
     assert sentiment.best_validation([]) == {}
+
+
+def test_training_record_sums_the_seconds_of_a_resumed_run():
+    """Each fairseq-train run of a resumed run starts its wall clock at 0: the record adds each
+    run's time up to its last epoch summary, and takes the updates from the last."""
+    def run(*summaries):
+        lines = ["2026-11-26 13:00:00 | INFO | fairseq_cli.train | {'_name': None, 'common': {}}",
+                 "2026-11-26 13:00:01 | INFO | fairseq_cli.train | num. model params: 1,234 "
+                 "(num. trained: 1,234)"]
+        lines += [f"2026-11-26 13:00:02 | INFO | train | epoch {epoch:03d} | loss 0.5 | "
+                  f"num_updates {updates} | lr 0.001 | train_wall 9 | wall {wall}"
+                  for epoch, updates, wall in summaries]
+        return lines + ["2026-11-26 13:00:03 | INFO | train_inner | epoch 009:    100 / 145"]
+
+    log = "\n".join(run((1, 145, 60), (2, 290, 121)) + run() + run((3, 435, 58)))
+    assert compare.training_record(log) == {"parameters": 1234, "epochs": 3, "updates": 435,
+                                            "train_seconds": 121 + 58}
 
 
 def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):

@@ -251,7 +251,7 @@ BATCHES = [
 def test_dry_run_spreads_the_papers_batch_over_the_gpus(capsys, monkeypatch, pair, model, gpus,
                                                         update_freq, max_tokens):
     out, cmd = dry_run(capsys, monkeypatch, pair, model, gpus)
-    assert cmd[0] == str(BIN / "fairseq-train") and cmd[1].endswith(f"{pair}/data-bin")
+    assert cmd[0] == str(BIN / "fairseq-tree-train") and cmd[1].endswith(f"{pair}/data-bin")
     assert option(cmd, "--update-freq") == str(update_freq)
     assert option(cmd, "--max-tokens") == str(max_tokens)
     effective = max(1, gpus) * max_tokens * update_freq

@@ -9,9 +9,11 @@ pair's, or a classification data set's) and ``$CHECKPOINTS/NAME/MODEL/`` the run
 appended to the fairseq-train (or fairseq-generate / fairseq-validate) command, so they override
 the config.
 
-train runs fairseq-train on every visible GPU (fairseq spawns one process per GPU), or on the CPU
-when there is none, with ``--update-freq`` and ``--max-tokens`` chosen so that a GPU never gets
-more than the config's ``max_tokens_per_gpu`` and an update holds the paper's number of tokens.
+train runs fairseq-train (as ``fairseq-tree-train``, whose ``--patience`` count survives a
+resume) on every visible GPU (fairseq spawns one process per GPU), or on the CPU when there is
+none, with ``--update-freq`` and ``--max-tokens`` chosen so that a GPU never gets more than the
+config's ``max_tokens_per_gpu`` and an update holds the paper's number of tokens. A run started
+again resumes from its ``checkpoint_last.pt``.
 
 evaluate averages the last N checkpoints, translates the test set with fairseq-generate, and
 scores the hypotheses, put back into test order, two ways: tokenized BLEU against the recipe's
@@ -106,7 +108,7 @@ def train_command(exp: Experiment, data_bin: Path, save_dir: Path, gpus: int,
     extras = list(extras)
     plan = batch_from_extras(exp, gpus, extras)
     languages = ["--source-lang", exp.source, "--target-lang", exp.target] if exp.source else []
-    cmd = [str(BIN_DIR / "fairseq-train"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
+    cmd = [str(BIN_DIR / "fairseq-tree-train"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
            "--task", exp.fairseq_task, *languages,
            *flag_args(exp.task), *flag_args(exp.train), *(flag_args(exp.gpu) if gpus else []),
            "--max-tokens", str(plan.max_tokens), "--update-freq", str(plan.update_freq)]

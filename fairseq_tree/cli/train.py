@@ -1,0 +1,148 @@
+"""fairseq-tree-train: fairseq-train whose early stopping survives a resume.
+
+    fairseq-tree-train DATA --user-dir fairseq_tree --patience 3 --save-dir DIR ...
+
+Every argument is fairseq-train's and means what it means there. fairseq keeps ``--patience``'s
+count (the best validation so far and how many validations since have not beaten it) in memory
+only (fairseq issue #3531): a run stopped and started again from ``checkpoint_last.pt`` counts
+from zero and trains up to ``--patience`` validations more than the same run without the stop,
+so its ``checkpoint_best.pt`` can differ. Here each validation's count goes to
+``SAVE_DIR/patience.jsonl`` before fairseq saves the checkpoint; a resume restores the count of
+the checkpoint it resumes from, so a stopped-and-resumed run stops where the uninterrupted run
+stops, with the same checkpoints. Resuming a run that already stopped early trains nothing. A
+fresh start (no ``checkpoint_last.pt``, another ``--restore-file``, a ``--reset-*`` option or
+``--finetune-from-model``) starts a new record.
+"""
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from fairseq import distributed_utils, options
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq_cli import train as fairseq_train
+
+from fairseq_tree.checkpoints import load_checkpoint
+
+logger = logging.getLogger("fairseq_tree.cli.train")
+
+RECORD = "patience.jsonl"
+
+
+def resumes_own_checkpoint(checkpoint_cfg) -> Path | None:
+    """``SAVE_DIR/checkpoint_last.pt`` when fairseq-train will resume this run from it with its
+    optimizer and data position, else None (a new run, or one started from another model)."""
+    last = Path(checkpoint_cfg.save_dir) / "checkpoint_last.pt"
+    resets = (checkpoint_cfg.reset_optimizer or checkpoint_cfg.reset_dataloader
+              or checkpoint_cfg.reset_lr_scheduler or checkpoint_cfg.reset_meters
+              or getattr(checkpoint_cfg, "finetune_from_model", None))
+    if checkpoint_cfg.restore_file != "checkpoint_last.pt" or resets or not last.is_file():
+        return None
+    return last
+
+
+def count_at(record: Path, updates: int) -> dict | None:
+    """The count after the last validation at or before ``updates``: a process stopped between
+    writing a validation's count and saving its checkpoint resumes from the previous one."""
+    count = None
+    if record.is_file():
+        with open(record, encoding="utf-8") as lines:
+            for line in lines:
+                entry = json.loads(line)
+                if entry["num_updates"] <= updates:
+                    count = entry
+    return count
+
+
+def restore_count(cfg, writer: bool) -> dict | None:
+    """Set fairseq's patience count to that of the checkpoint this run resumes from (rewriting
+    the record without what followed it), or start a new record; the restored count, if any."""
+    record = Path(cfg.checkpoint.save_dir) / RECORD
+    last = resumes_own_checkpoint(cfg.checkpoint)
+    count = None
+    if last is not None:
+        updates = load_checkpoint(last)["optimizer_history"][-1]["num_updates"]
+        count = count_at(record, updates)
+        if count is None and updates > 0:
+            logger.warning(f"{last} has no patience record ({record}): early stopping counts "
+                           "from this resume, as fairseq-train's does")
+    if writer:
+        kept = [] if count is None else \
+            [line for line in record.read_text(encoding="utf-8").splitlines()
+             if json.loads(line)["num_updates"] <= count["num_updates"]]
+        record.parent.mkdir(parents=True, exist_ok=True)
+        partial = record.with_suffix(".partial")
+        partial.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        os.replace(partial, record)  # other ranks may be reading it
+    # fairseq keeps the count on whatever its module calls should_stop_early, and it would
+    # outlive a run within one process
+    fairseq_train.should_stop_early.best = None if count is None else count["best"]
+    fairseq_train.should_stop_early.num_runs = 0 if count is None else count["num_runs"]
+    return count
+
+
+def recording(should_stop_early, validate_and_save, record: Path | None):
+    """fairseq's ``validate_and_save`` and ``should_stop_early``, the second writing the count
+    of each validation to ``record`` (None: another rank writes it) as it leaves it, which is
+    before ``validate_and_save`` saves the checkpoint. fairseq's ``should_stop_early`` keeps
+    its count on the function its module names so, which is then this one."""
+    updates = {}
+
+    def validate_and_save_noting_updates(cfg, trainer, task, epoch_itr, *args, **kwargs):
+        updates["now"] = trainer.get_num_updates()
+        return validate_and_save(cfg, trainer, task, epoch_itr, *args, **kwargs)
+
+    def should_stop_early_recorded(cfg, valid_loss):
+        stop = should_stop_early(cfg, valid_loss)
+        if valid_loss is not None and record is not None:
+            count = fairseq_train.should_stop_early
+            entry = {"num_updates": updates["now"], "valid": valid_loss,
+                     "best": count.best, "num_runs": count.num_runs}
+            with open(record, "a", encoding="utf-8") as out:
+                out.write(json.dumps(entry) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+        return stop
+
+    return should_stop_early_recorded, validate_and_save_noting_updates
+
+
+def main(cfg) -> None:
+    """fairseq-train's ``main`` (one per process under data-parallel training), with the
+    patience count restored and recorded."""
+    patience = cfg.checkpoint.patience
+    if patience <= 0:
+        return fairseq_train.main(cfg)
+    writer = distributed_utils.is_master(cfg.distributed_training)
+    record = Path(cfg.checkpoint.save_dir) / RECORD if writer else None
+    original = fairseq_train.should_stop_early, fairseq_train.validate_and_save
+    fairseq_train.should_stop_early, fairseq_train.validate_and_save = \
+        recording(*original, record)
+    try:
+        count = restore_count(cfg, writer)
+        if count is not None and count["num_runs"] >= patience:
+            logger.info(f"{cfg.checkpoint.save_dir}: stopped early at update "
+                        f"{count['num_updates']} (no better validation in {patience}): "
+                        "already trained, not resumed")
+            return None
+        return fairseq_train.main(cfg)
+    finally:
+        fairseq_train.should_stop_early, fairseq_train.validate_and_save = original
+
+
+def cli_main() -> None:
+    # fairseq_cli.train sets fairseq's log format as it is imported, "before importing any
+    # fairseq libraries"; here fairseq_tree, and fairseq with it, came first
+    logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
+                        datefmt="%Y-%m-%d %H:%M:%S", stream=sys.stdout, force=True,
+                        level=os.environ.get("LOGLEVEL", "INFO").upper())
+    parser = options.get_training_parser()
+    args = options.parse_args_and_arch(parser)
+    cfg = convert_namespace_to_omegaconf(args)
+    distributed_utils.call_main(cfg, main)
+
+
+if __name__ == "__main__":
+    cli_main()
