@@ -11,18 +11,21 @@ import torch
 from conftest import run_cli
 from fairseq_tree.checkpoints import load_checkpoint
 from fairseq_tree.cli.train import count_at
+from test_tree2seq_training import train_data_parallel
 from test_tree_classification import TRAIN, binarize, write_corpus
 
 PATIENCE = ["--criterion", "sentence_prediction", "--best-checkpoint-metric", "accuracy",
             "--maximize-best-checkpoint-metric", "--patience", "2"]
 
 
-def validations(proc) -> list[tuple[int, float]]:
-    """(epoch, valid accuracy) of each validation a fairseq-train run printed, in fairseq's log
-    format (which bench/compare.py reads)."""
+def validations(output) -> list[tuple[int, float]]:
+    """(epoch, valid accuracy) of each validation a fairseq-train run printed (its completed
+    process or output), in fairseq's log format (which bench/compare.py reads)."""
+    if not isinstance(output, str):
+        output = output.stdout + output.stderr
     return [(int(epoch), float(accuracy)) for epoch, accuracy in re.findall(
         r"\| valid \| epoch (\d+) \| valid on 'valid' subset .*?\| accuracy ([\d.]+)",
-        proc.stdout + proc.stderr)]
+        output)]
 
 
 def weights(path):
@@ -62,6 +65,26 @@ def test_a_resumed_run_stops_where_the_uninterrupted_run_stops(tmp_path):
     assert validations(again) == []
     assert "stopped early at update" in again.stdout + again.stderr
     assert (tmp_path / "whole" / "checkpoint_last.pt").read_bytes() == last
+
+
+def test_data_parallel_ranks_resume_the_count_that_rank_0_wrote(tmp_path):
+    """Two processes (gloo): rank 0 alone writes the record, every rank restores it, and the
+    resumed run stops with the uninterrupted one."""
+    data = tmp_path / "bin"
+    binarize(write_corpus(tmp_path / "raw", seed=3), data)
+
+    def train(save, max_epoch):
+        outputs = train_data_parallel([data, *TRAIN, *PATIENCE, "--cpu", "--max-epoch",
+                                       max_epoch, "--save-dir", save], "fairseq-tree-train")
+        return validations(outputs[0])
+
+    whole = train(tmp_path / "whole", 60)
+    stop = whole[-1][0]
+    assert stop < 60, whole
+    train(tmp_path / "resumed", stop - 1)
+    assert train(tmp_path / "resumed", 60) == whole[-1:]
+    record = (tmp_path / "resumed" / "patience.jsonl").read_text().splitlines()
+    assert [json.loads(line)["valid"] for line in record] == [v for _, v in whole]
 
 
 def test_the_count_of_a_checkpoint_ignores_validations_after_it(tmp_path):

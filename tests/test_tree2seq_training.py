@@ -73,13 +73,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def train_data_parallel(options: list) -> list:
-    """fairseq-train in 2 processes on the CPU (gloo, legacy_ddp); their outputs."""
+def train_data_parallel(options: list, command: str = "fairseq-train") -> list:
+    """fairseq-train (or ``command``) in 2 processes on the CPU (gloo, legacy_ddp); their
+    outputs."""
     init = f"tcp://127.0.0.1:{free_port()}"
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     workers = [
         subprocess.Popen(
-            [str(BIN / "fairseq-train"), *map(str, options), "--distributed-world-size", "2",
+            [str(BIN / command), *map(str, options), "--distributed-world-size", "2",
              "--distributed-rank", str(rank), "--distributed-init-method", init,
              "--distributed-no-spawn", "--ddp-backend", "legacy_ddp",
              "--distributed-backend", "gloo"],
