@@ -155,10 +155,11 @@ def seed_summary(results: dict, baseline: str | None) -> dict:
 
 def print_table(split: str, results: dict):
     rows = list(next(iter(results.values())))
+    width = max(map(len, ["system", *results])) + 2
     print(f"\n{split}: accuracy % (count)")
-    print(f"{'system':32}" + "".join(f"{row:>18}" for row in rows))
+    print(f"{'system':{width}}" + "".join(f"{row:>18}" for row in rows))
     for system, table in results.items():
-        print(f"{system:32}" + "".join(
+        print(f"{system:{width}}" + "".join(
             f"{'-' if cell['accuracy'] is None else format(cell['accuracy'], '.2f'):>11} "
             f"({cell['count']:>4})" for cell in table.values()))
 
@@ -209,8 +210,9 @@ def main(argv=None) -> dict:
         if summary:
             report["summary"][split] = summary
             print(f"\n{split}: mean ± sd over seeds")
+            width = max(map(len, summary)) + 2
             for model, rows in summary.items():
-                print(f"{model:32}" + "".join(
+                print(f"{model:{width}}" + "".join(
                     f"{'-' if r['mean'] is None else format(r['mean'], '.2f'):>10} ± "
                     f"{'-' if r['sd'] is None else format(r['sd'], '.2f'):<5}"
                     for r in rows.values()))
