@@ -66,6 +66,11 @@ def load_checkpoint(path, map_location="cpu") -> dict:
         raise CheckpointRefused(str(path), error) from None
 
 
+def checkpoint_updates(path) -> int:
+    """The updates a fairseq checkpoint was saved after."""
+    return load_checkpoint(path)["optimizer_history"][-1]["num_updates"]
+
+
 def refuse_unsafe_checkpoints():
     """fairseq's ``load_checkpoint_to_cpu``, which every fairseq command and ``from_pretrained``
     load through, with a refusal in one line (``CheckpointRefused``) in place of torch's

@@ -39,7 +39,6 @@ import torch
 from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
-from fairseq_tree.checkpoints import load_checkpoint
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
 from fairseq_tree.cli import experiment_classification as classification
 from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
@@ -143,19 +142,6 @@ def check_data(exp: Experiment, data: Path) -> Path:
     return data_bin
 
 
-def finished_updates(save_dir: Path, cmd: list[str]) -> int | None:
-    """The updates of ``save_dir/checkpoint_last.pt`` when they reach the command's
-    ``--max-update``, else None. fairseq-train checks that limit only after an update, so
-    resuming a finished run would train one update more and change the model."""
-    limit = pop_option(list(cmd), "--max-update")
-    last = save_dir / "checkpoint_last.pt"
-    if limit is None or int(limit) <= 0 or not last.is_file():
-        return None
-    state = load_checkpoint(last)
-    updates = state["optimizer_history"][-1]["num_updates"]
-    return updates if updates >= int(limit) else None
-
-
 def train(exp: Experiment, env: dict, args, extras: list[str]) -> int:
     gpus = count_gpus(args.num_gpus, args.dry_run)
     data_bin = env["data"] / exp.pair / exp.data_bin
@@ -169,11 +155,6 @@ def train(exp: Experiment, env: dict, args, extras: list[str]) -> int:
           f"{plan.tokens_per_update} tokens per update (paper: {exp.tokens_per_update})")
     print(shlex.join(cmd), flush=True)
     if args.dry_run:
-        return 0
-    updates = finished_updates(save_dir, cmd)
-    if updates is not None:
-        print(f"{save_dir}/checkpoint_last.pt has {updates} updates, the run's --max-update: "
-              "already trained, not resumed", flush=True)
         return 0
     save_dir.mkdir(parents=True, exist_ok=True)
     return subprocess.run(cmd, check=False).returncode

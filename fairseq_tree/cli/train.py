@@ -1,4 +1,5 @@
-"""fairseq-tree-train: fairseq-train whose early stopping survives a resume.
+"""fairseq-tree-train: fairseq-train whose early stopping survives a resume, and which does not
+train a finished run again.
 
     fairseq-tree-train DATA --user-dir fairseq_tree --patience 3 --save-dir DIR ...
 
@@ -12,6 +13,10 @@ the checkpoint it resumes from, so a stopped-and-resumed run stops where the uni
 stops, with the same checkpoints. Resuming a run that already stopped early trains nothing. A
 fresh start (no ``checkpoint_last.pt``, another ``--restore-file``, a ``--reset-*`` option or
 ``--finetune-from-model``) starts a new record.
+
+fairseq-train checks ``--max-update`` only after an update, so resuming a run whose
+``checkpoint_last.pt`` already has that many updates would train one more and change the model;
+here such a run is left as it is.
 """
 
 import json
@@ -24,7 +29,7 @@ from fairseq import distributed_utils, options
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_cli import train as fairseq_train
 
-from fairseq_tree.checkpoints import load_checkpoint
+from fairseq_tree.checkpoints import checkpoint_updates
 
 logger = logging.getLogger("fairseq_tree.cli.train")
 
@@ -56,14 +61,13 @@ def count_at(record: Path, updates: int) -> dict | None:
     return count
 
 
-def restore_count(cfg, writer: bool) -> dict | None:
-    """Set fairseq's patience count to that of the checkpoint this run resumes from (rewriting
-    the record without what followed it), or start a new record; the restored count, if any."""
+def restore_count(cfg, writer: bool, last: Path | None, updates: int | None) -> dict | None:
+    """Set fairseq's patience count to that of the checkpoint this run resumes from (``last``,
+    saved after ``updates``; None for a new run), rewriting the record without what followed it,
+    or start a new record; the restored count, if any."""
     record = Path(cfg.checkpoint.save_dir) / RECORD
-    last = resumes_own_checkpoint(cfg.checkpoint)
     count = None
     if last is not None:
-        updates = load_checkpoint(last)["optimizer_history"][-1]["num_updates"]
         count = count_at(record, updates)
         if count is None and updates > 0:
             logger.warning(f"{last} has no patience record ({record}): early stopping counts "
@@ -110,8 +114,14 @@ def recording(should_stop_early, validate_and_save, record: Path | None):
 
 
 def main(cfg) -> None:
-    """fairseq-train's ``main`` (one per process under data-parallel training), with the
-    patience count restored and recorded."""
+    """fairseq-train's ``main`` (one per process under data-parallel training), unless the run
+    it resumes has finished, with the patience count restored and recorded."""
+    last = resumes_own_checkpoint(cfg.checkpoint)
+    updates = None if last is None else checkpoint_updates(last)
+    if updates is not None and 0 < cfg.optimization.max_update <= updates:
+        logger.info(f"{last} has {updates} updates, the run's --max-update: already trained, "
+                    "not resumed")
+        return None
     patience = cfg.checkpoint.patience
     if patience <= 0:
         return fairseq_train.main(cfg)
@@ -121,7 +131,7 @@ def main(cfg) -> None:
     fairseq_train.should_stop_early, fairseq_train.validate_and_save = \
         recording(*original, record)
     try:
-        count = restore_count(cfg, writer)
+        count = restore_count(cfg, writer, last, updates)
         if count is not None and count["num_runs"] >= patience:
             logger.info(f"{cfg.checkpoint.save_dir}: stopped early at update "
                         f"{count['num_updates']} (no better validation in {patience}): "
