@@ -150,23 +150,26 @@ def test_two_process_data_parallel_resumes_weights_only(example, tmp_path):
     assert all(after[u] == pytest.approx(before[u], abs=1e-3) for u in after), (before, after)
 
 
-@pytest.mark.parametrize("device,launcher", [
-    ("cpu", "by hand"),
-    pytest.param("cuda", "by hand", marks=NEEDS_CUDA),
-    pytest.param("cuda", "torchrun", marks=NEEDS_CUDA),
+@pytest.mark.parametrize("device,launcher,command", [
+    ("cpu", "by hand", "fairseq-train"),
+    ("cpu", "torchrun", "fairseq-tree-train"),
+    pytest.param("cuda", "by hand", "fairseq-train", marks=NEEDS_CUDA),
+    pytest.param("cuda", "torchrun", "fairseq-train", marks=NEEDS_CUDA),
 ])
-def test_two_process_data_parallel_matches_update_freq(example, device, launcher):
+def test_two_process_data_parallel_matches_update_freq(example, device, launcher, command):
     """2 processes (gloo, legacy_ddp; on the GPU both share it) see the batches that one process
-    with --update-freq 2 accumulates; without dropout their losses agree."""
+    with --update-freq 2 accumulates; without dropout their losses agree. Under torchrun on the
+    CPU, fairseq-tree-train (fairseq-train divides by the GPU count there), gloo chosen for it."""
     data = example[0] / "data-bin"
     common = [data, *TRAIN, "--log-interval", "1", "--max-update", "6", "--dropout", "0",
               "--no-save", *(["--cpu"] if device == "cpu" else [])]
     single = run_cli("fairseq-train", *common, "--update-freq", "2")
     if launcher == "torchrun":
-        output = torchrun_train([*common, "--ddp-backend", "legacy_ddp",
-                                 "--distributed-backend", "gloo"], 2)
+        backend = [] if device == "cpu" else ["--distributed-backend", "gloo"]
+        output = torchrun_train([*common, "--ddp-backend", "legacy_ddp", *backend], 2, command)
+        assert output.count("distributed init (rank ") == 2, output[-3000:]
     else:
-        output = train_data_parallel(common)[0]
+        output = train_data_parallel(common, command)[0]
     expected = train_losses(single.stdout + single.stderr)
     parallel = train_losses(output)
     assert sorted(parallel) == sorted(expected) == list(range(1, 7))

@@ -17,6 +17,12 @@ fresh start (no ``checkpoint_last.pt``, another ``--restore-file``, a ``--reset-
 fairseq-train checks ``--max-update`` only after an update, so resuming a run whose
 ``checkpoint_last.pt`` already has that many updates would train one more and change the model;
 here such a run is left as it is.
+
+Under torchrun (``torchrun --nnodes N --nproc_per_node P $(which fairseq-tree-train) ...``) each
+process takes its rank, the world size and its GPU (local rank modulo the GPUs there) from
+torchrun's environment. fairseq-train reads that environment only when
+``--distributed-world-size`` is above 1 and divides by the number of GPUs, so on the CPU it fails;
+here the CPU works too, with gloo (NCCL needs GPUs).
 """
 
 import json
@@ -25,6 +31,7 @@ import os
 import sys
 from pathlib import Path
 
+import torch
 from fairseq import distributed_utils, options
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_cli import train as fairseq_train
@@ -142,6 +149,27 @@ def main(cfg) -> None:
         fairseq_train.should_stop_early, fairseq_train.validate_and_save = original
 
 
+TORCHRUN_ENVIRONMENT = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def join_torchrun(cfg) -> None:
+    """This process's place in a torchrun launch, from torchrun's environment, when it holds
+    more than one process and the command line named no ``--distributed-init-method``."""
+    distributed = cfg.distributed_training
+    if not all(name in os.environ for name in TORCHRUN_ENVIRONMENT) \
+            or int(os.environ["WORLD_SIZE"]) < 2 or distributed.distributed_init_method:
+        return
+    gpus = 0 if cfg.common.cpu else torch.cuda.device_count()
+    distributed.distributed_world_size = int(os.environ["WORLD_SIZE"])
+    distributed.distributed_rank = int(os.environ["RANK"])
+    distributed.distributed_init_method = "env://"
+    distributed.distributed_no_spawn = True
+    distributed.device_id = int(os.environ["LOCAL_RANK"]) % gpus if gpus else 0
+    if not gpus and distributed.distributed_backend == "nccl":
+        logger.info("torchrun on the CPU: --distributed-backend gloo (NCCL needs GPUs)")
+        distributed.distributed_backend = "gloo"
+
+
 def cli_main() -> None:
     # fairseq_cli.train sets fairseq's log format as it is imported, "before importing any
     # fairseq libraries"; here fairseq_tree, and fairseq with it, came first
@@ -151,6 +179,7 @@ def cli_main() -> None:
     parser = options.get_training_parser()
     args = options.parse_args_and_arch(parser)
     cfg = convert_namespace_to_omegaconf(args)
+    join_torchrun(cfg)
     distributed_utils.call_main(cfg, main)
 
 
