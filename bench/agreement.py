@@ -20,6 +20,11 @@ Seeds: name checkpoints ``MODEL:SEED`` (``--checkpoint roberta:1=...``); the rep
 ``summary`` then gives each model's mean ± sd over its seeds for every row, and with
 ``--baseline MODEL`` the seed-level paired t-test of every other model against it on every row
 (``bench/report.py``; the seeds both have).
+
+``--data-of MODEL=DATA``: MODEL's checkpoints read each split from DATA, another recipe folder
+made from the same examples with other input trees (``PARSER=link-grammar`` or ``flat`` beside
+``spacy``), whose labels and meta must be --data's. So roberta, which reads the leaves alone and
+was trained on one folder's dictionaries, is the baseline of the tree models of every folder.
 """
 
 import argparse
@@ -75,6 +80,27 @@ def breakdown(predictions: list[str], labels: list[str], meta: list[dict]) -> di
 
 
 @torch.no_grad()
+def recipe_folder(data: Path) -> Path:
+    """The recipe's folder (holding data-bin/agreement/), given it or the DATA folder above."""
+    if not (data / "data-bin").is_dir() and (data / VIEW / "data-bin").is_dir():
+        return data / VIEW  # DATA, as bench/sentiment.py takes it
+    return data
+
+
+def same_examples(folder: Path, data: Path, split: str):
+    """Exit with an error unless ``folder``'s ``split`` holds ``data``'s examples: the same
+    labels and meta, line by line."""
+    for name, read in (("views/agreement/{}.label", read_lines),
+                       ("data-bin/agreement/{}.meta", read_meta)):
+        path = name.format(split)
+        theirs, ours = read(folder / path), read(data / path)
+        if theirs != ours:
+            line = next((i for i, (a, b) in enumerate(zip(theirs, ours), 1) if a != b),
+                        min(len(theirs), len(ours)) + 1)
+            sys.exit(f"agreement.py: error: {folder / path}:{line}: differs from "
+                     f"{data / path}:{line}: not the same examples")
+
+
 def model_predictions(checkpoint: str, data_bin: Path, split: str) -> list[str]:
     """The class symbol the checkpoint predicts for each example of ``split``, in file order."""
     import fairseq_tree  # noqa: F401  (registers the task and models; weights-only loading)
@@ -173,12 +199,14 @@ def main(argv=None) -> dict:
                         help="test (default), test1, ... (repeatable)")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
                         help="a trained model (repeatable)")
+    parser.add_argument("--data-of", action="append", default=[], metavar="MODEL=DATA",
+                        help="MODEL's checkpoints read the splits from DATA (the same examples, "
+                             "other trees; repeatable)")
     parser.add_argument("--baseline", metavar="MODEL",
                         help="with MODEL:SEED names: the model the others are tested against")
     parser.add_argument("--json", help="write the report here")
     args = parser.parse_args(argv)
-    if not (args.data / "data-bin").is_dir() and (args.data / VIEW / "data-bin").is_dir():
-        args.data = args.data / VIEW  # DATA, as bench/sentiment.py takes it
+    args.data = recipe_folder(args.data)
     data_bin = args.data / "data-bin" / VIEW
     checkpoints = []
     for spec in args.checkpoint:
@@ -186,6 +214,12 @@ def main(argv=None) -> dict:
         if not sep or not name or not path:
             parser.error(f"--checkpoint {spec!r}: expected NAME=PATH")
         checkpoints.append((name, path))
+    data_of = {}
+    for spec in args.data_of:
+        model, sep, folder = spec.partition("=")
+        if not sep or not model or not folder:
+            parser.error(f"--data-of {spec!r}: expected MODEL=DATA")
+        data_of[model] = recipe_folder(Path(folder))
     majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
                                 read_meta(args.data / "views" / VIEW / "train.meta"))
     report = {"benchmark": "subject-verb agreement by attractors",
@@ -202,7 +236,10 @@ def main(argv=None) -> dict:
                      f"but {split}.label has {len(labels)}")
         systems = baselines(majority, meta)
         for name, path in checkpoints:
-            systems[name] = model_predictions(path, data_bin, split)
+            folder = data_of.get(name.rpartition(":")[0] or name, args.data)
+            if folder != args.data:
+                same_examples(folder, args.data, split)
+            systems[name] = model_predictions(path, folder / "data-bin" / VIEW, split)
         results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
         report["splits"][split] = results
         print_table(split, results)

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -593,6 +594,27 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     # The attractor examples of the stand-in all have a noun of the other number nearest the
     # verb: the most-recent-noun heuristic gets every one wrong.
     assert report["splits"]["test1"]["most recent noun"]["attractors 1"]["accuracy"] == 0
+
+    # --data-of: roberta reads its split from another folder of the same examples (here a copy
+    # of the same one), the same predictions; a folder of other examples is refused in one line.
+    other = tmp_path / "other"
+    shutil.copytree(work, other)
+    agreement = [sys.executable, str(ROOT / "bench" / "agreement.py"), "--data", str(work),
+                 "--split", "test", "--checkpoint", f"roberta={checkpoint}",
+                 "--data-of", f"roberta={other}"]
+    proc = subprocess.run([*agreement, "--json", str(tmp_path / "other.json")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads((tmp_path / "other.json").read_text())["splits"]["test"]["roberta"] == \
+        report["splits"]["test"]["roberta"]
+    labels = other / "views" / "agreement" / "test.label"
+    lines = labels.read_text().splitlines()
+    lines[1] = "1" if lines[1] == "0" else "0"
+    labels.write_text("".join(line + "\n" for line in lines))
+    proc = subprocess.run(agreement, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == f"agreement.py: error: {labels}:2: differs from " \
+        f"{work / 'views' / 'agreement' / 'test.label'}:2: not the same examples"
 
 
 def test_agreement_needs_an_english_model(tmp_path):
