@@ -79,7 +79,6 @@ def breakdown(predictions: list[str], labels: list[str], meta: list[dict]) -> di
             for name in order}
 
 
-@torch.no_grad()
 def recipe_folder(data: Path) -> Path:
     """The recipe's folder (holding data-bin/agreement/), given it or the DATA folder above."""
     if not (data / "data-bin").is_dir() and (data / VIEW / "data-bin").is_dir():
@@ -101,6 +100,7 @@ def same_examples(folder: Path, data: Path, split: str):
                      f"{data / path}:{line}: not the same examples")
 
 
+@torch.no_grad()
 def model_predictions(checkpoint: str, data_bin: Path, split: str) -> list[str]:
     """The class symbol the checkpoint predicts for each example of ``split``, in file order."""
     import fairseq_tree  # noqa: F401  (registers the task and models; weights-only loading)
@@ -234,11 +234,11 @@ def main(argv=None) -> dict:
         if len(labels) != len(meta):
             sys.exit(f"agreement.py: error: {data_bin / f'{split}.meta'}: {len(meta)} lines, "
                      f"but {split}.label has {len(labels)}")
+        for folder in set(data_of.values()) - {args.data}:
+            same_examples(folder, args.data, split)
         systems = baselines(majority, meta)
         for name, path in checkpoints:
             folder = data_of.get(name.rpartition(":")[0] or name, args.data)
-            if folder != args.data:
-                same_examples(folder, args.data, split)
             systems[name] = model_predictions(path, folder / "data-bin" / VIEW, split)
         results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
         report["splits"][split] = results

@@ -12,10 +12,20 @@ import torch
 from conftest import BIN, BIBLE, GENERATE, TRAIN, run_cli
 from fairseq_tree.trees.normal_form import parse_tree
 
+def train_steps(output: str) -> dict:
+    """{num_updates: (loss, loss_scale or None)} of fairseq-train's train_inner lines."""
+    steps = {}
+    for line in re.findall(r"train_inner \|.*", output):
+        update = int(re.search(r"num_updates=(\d+)", line).group(1))
+        scale = re.search(r"loss_scale=([\d.]+)", line)
+        steps[update] = (float(re.search(r" loss=([\d.]+)", line).group(1)),
+                         scale and float(scale.group(1)))
+    return steps
+
+
 def train_losses(output: str) -> dict:
     """{num_updates: loss} of fairseq-train's train_inner lines."""
-    return {int(u): float(loss) for loss, u in
-            re.findall(r"train_inner \|.* loss=([\d.]+),.* num_updates=(\d+),", output)}
+    return {update: loss for update, (loss, _) in train_steps(output).items()}
 
 
 def hypotheses(output: str) -> dict:
@@ -55,17 +65,6 @@ NEEDS_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 # On the GPU, summation order inside some kernels (atomics) may differ between two runs, so the
 # losses of two runs agree to fairseq's printed precision there and exactly on the CPU.
 TOLERANCE = {"cpu": 0, "cuda": 2e-3}
-
-
-def train_steps(output: str) -> dict:
-    """{num_updates: (loss, loss_scale or None)} of fairseq-train's train_inner lines."""
-    steps = {}
-    for line in re.findall(r"train_inner \|.*", output):
-        update = int(re.search(r"num_updates=(\d+)", line).group(1))
-        scale = re.search(r"loss_scale=([\d.]+)", line)
-        steps[update] = (float(re.search(r" loss=([\d.]+)", line).group(1)),
-                         scale and float(scale.group(1)))
-    return steps
 
 
 @pytest.mark.parametrize("device,precision", [
