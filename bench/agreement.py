@@ -25,9 +25,17 @@ Seeds: name checkpoints ``MODEL:SEED`` (``--checkpoint roberta:1=...``); the rep
 made from the same examples with other input trees (``PARSER=link-grammar`` or ``flat`` beside
 ``spacy``), whose labels and meta must be --data's. So roberta, which reads the leaves alone and
 was trained on one folder's dictionaries, is the baseline of the tree models of every folder.
+
+``--results NAME=REPORT``: NAME's rows taken from an earlier report of this script (its
+``splits``), not recomputed, so runs scored one at a time, whose checkpoints need not be kept,
+make one table. The report must hold every split asked for, on the same examples: each report
+records a fingerprint of each split's labels and meta (``examples``), which must match; a report
+made before fingerprints were recorded must match every row's count.
 """
 
 import argparse
+import hashlib
+import json
 import os
 import statistics
 import sys
@@ -77,6 +85,39 @@ def breakdown(predictions: list[str], labels: list[str], meta: list[dict]) -> di
     return {name: {"accuracy": round(100 * sum(groups[name]) / len(groups[name]), 2)
                    if groups.get(name) else None, "count": len(groups.get(name, []))}
             for name in order}
+
+
+def examples_fingerprint(label_path: Path, meta_path: Path) -> str:
+    """sha256 of a split's label and meta files: two reports with the same one scored the same
+    examples in the same order."""
+    digest = hashlib.sha256()
+    for path in (label_path, meta_path):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def stored_results(name: str, path: str, split: str, fingerprint: str, counts: dict) -> dict:
+    """System ``name``'s rows on ``split`` from the report at ``path``, after checking that it
+    scored the same examples (``fingerprint``, or each row's count in ``counts`` for a report
+    that records no fingerprint)."""
+    try:
+        report = json.loads(Path(path).read_text(encoding="utf-8"))
+        table = report["splits"][split][name]
+    except FileNotFoundError:
+        sys.exit(f"agreement.py: error: {path}: no such report")
+    except (json.JSONDecodeError, KeyError, TypeError):
+        sys.exit(f"agreement.py: error: {path}: no results of {name!r} on {split} "
+                 "(not a report of bench/agreement.py?)")
+    theirs = report.get("examples", {}).get(split)
+    if theirs is not None and theirs != fingerprint:
+        sys.exit(f"agreement.py: error: {path}: scored other examples of {split} than "
+                 f"--data's (fingerprint {theirs[:12]}, here {fingerprint[:12]})")
+    if theirs is None:
+        wrong = [row for row, cell in counts.items() if table.get(row, {}).get("count") != cell]
+        if wrong:
+            sys.exit(f"agreement.py: error: {path}: {name!r} on {split} has other counts than "
+                     f"--data's (row {wrong[0]!r}): not the same examples")
+    return table
 
 
 def recipe_folder(data: Path) -> Path:
@@ -202,6 +243,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--data-of", action="append", default=[], metavar="MODEL=DATA",
                         help="MODEL's checkpoints read the splits from DATA (the same examples, "
                              "other trees; repeatable)")
+    parser.add_argument("--results", action="append", default=[], metavar="NAME=REPORT",
+                        help="NAME's rows from an earlier report of this script, for the same "
+                             "examples (repeatable)")
     parser.add_argument("--baseline", metavar="MODEL",
                         help="with MODEL:SEED names: the model the others are tested against")
     parser.add_argument("--json", help="write the report here")
@@ -214,6 +258,12 @@ def main(argv=None) -> dict:
         if not sep or not name or not path:
             parser.error(f"--checkpoint {spec!r}: expected NAME=PATH")
         checkpoints.append((name, path))
+    stored = []
+    for spec in args.results:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            parser.error(f"--results {spec!r}: expected NAME=REPORT")
+        stored.append((name, path))
     data_of = {}
     for spec in args.data_of:
         model, sep, folder = spec.partition("=")
@@ -226,8 +276,8 @@ def main(argv=None) -> dict:
               "command": " ".join(["bench/agreement.py", *(argv or sys.argv[1:])]),
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "data": str(args.data),
-              "checkpoints": dict(checkpoints), "majority_classes": majority, "splits": {},
-              "summary": {}}
+              "checkpoints": dict(checkpoints), "results_from": dict(stored),
+              "majority_classes": majority, "examples": {}, "splits": {}, "summary": {}}
     for split in args.split or ["test"]:
         meta = read_meta(data_bin / f"{split}.meta")
         labels = read_lines(args.data / "views" / VIEW / f"{split}.label")
@@ -236,11 +286,16 @@ def main(argv=None) -> dict:
                      f"but {split}.label has {len(labels)}")
         for folder in set(data_of.values()) - {args.data}:
             same_examples(folder, args.data, split)
+        fingerprint = report["examples"][split] = examples_fingerprint(
+            args.data / "views" / VIEW / f"{split}.label", data_bin / f"{split}.meta")
         systems = baselines(majority, meta)
         for name, path in checkpoints:
             folder = data_of.get(name.rpartition(":")[0] or name, args.data)
             systems[name] = model_predictions(path, folder / "data-bin" / VIEW, split)
         results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
+        counts = {row: cell["count"] for row, cell in results["majority class"].items()}
+        for name, path in stored:
+            results[name] = stored_results(name, path, split, fingerprint, counts)
         report["splits"][split] = results
         print_table(split, results)
         summary = seed_summary(results, args.baseline)

@@ -616,6 +616,35 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     assert proc.stderr.splitlines()[-1] == f"agreement.py: error: {labels}:2: differs from " \
         f"{work / 'views' / 'agreement' / 'test.label'}:2: not the same examples"
 
+    # --results: roberta's rows taken from the report above, not recomputed (its checkpoint
+    # gone); a report of other examples is refused in one line, by its fingerprint or, in a
+    # report without one, by its counts.
+    checkpoint.unlink()
+    stored = [sys.executable, str(ROOT / "bench" / "agreement.py"), "--data", str(work),
+              "--split", "test", "--results", f"roberta={tmp_path / 'agreement.json'}"]
+    proc = subprocess.run([*stored, "--json", str(tmp_path / "stored.json")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    again = json.loads((tmp_path / "stored.json").read_text())
+    assert again["splits"]["test"] == report["splits"]["test"]
+    assert again["examples"]["test"] == report["examples"]["test"]
+    fingerprint = report["examples"]["test"]
+    report["examples"]["test"] = "0" * 64
+    (tmp_path / "agreement.json").write_text(json.dumps(report))
+    proc = subprocess.run(stored, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == f"agreement.py: error: {tmp_path / 'agreement.json'}: " \
+        f"scored other examples of test than --data's (fingerprint 000000000000, here " \
+        f"{fingerprint[:12]})"
+    del report["examples"]
+    report["splits"]["test"]["roberta"]["attractors 1"]["count"] += 1
+    (tmp_path / "agreement.json").write_text(json.dumps(report))
+    proc = subprocess.run(stored, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == f"agreement.py: error: {tmp_path / 'agreement.json'}: " \
+        "'roberta' on test has other counts than --data's (row 'attractors 1'): not the same " \
+        "examples"
+
 
 def test_agreement_needs_an_english_model(tmp_path):
     """Whatever parser makes the trees, the examples come from spaCy: no SPACY_MODEL stops the

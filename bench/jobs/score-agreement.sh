@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Issue 29's runs of one tree source scored by attractors (bench/agreement.py, the test split):
-# every model and seed whose run has finished (its JSON in runs/agr-json/), and roberta, the
-# baseline of the paired tests. roberta reads the leaves alone, so its spaCy-folder runs serve
-# every source (--data-of: the same examples, checked line by line).
-#   bash bench/jobs/score-agreement.sh SOURCE OUT.json        (SOURCE: spacy, lg or flat)
+# Issue 29's runs of one tree source scored by attractors (bench/agreement.py, the test split),
+# from the reports each run made of itself (bench/results/agreement-runs/SOURCE.MODEL.sSEED.test.json,
+# bench/jobs/issue29-lg-flat.tsv), and roberta, the baseline of the paired tests, from the spaCy
+# report (bench/results/agreement-spacy-test.json): roberta reads the leaves alone, the same in
+# every source's folder, and the reports' fingerprints check that the examples are the same.
+#   bash bench/jobs/score-agreement.sh SOURCE OUT.json        (SOURCE: lg or flat)
+# (spaCy trees: agreement-spacy-test.json, scored from the checkpoints with --data-of.)
 set -eu
 source=$1 out=$2
-declare -A data=([spacy]=runs/data-agr [lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
-[ -n "${data[$source]:-}" ] || { echo "score-agreement.sh: error: SOURCE is spacy, lg or flat" >&2; exit 2; }
-runs=(runs/agr-json/"$source".*.s[0-9].json)
-[ "$source" = spacy ] || runs+=(runs/agr-json/spacy.roberta.s[0-9].json)
+declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
+[ -n "${data[$source]:-}" ] || { echo "score-agreement.sh: error: SOURCE is lg or flat" >&2; exit 2; }
 args=()
-for json in "${runs[@]}"; do
-  name=$(basename "$json" .json)   # SOURCE.MODEL.sSEED
-  from=${name%%.*} rest=${name#*.}
-  model=${rest%.s*} seed=${rest##*.s}
-  args+=(--checkpoint "$model:$seed=runs/agr/$from.$model/seed-$seed/agreement/$model/checkpoint_best.pt")
+for report in bench/results/agreement-runs/"$source".*.s[0-9].test.json; do
+  [ -e "$report" ] || { echo "score-agreement.sh: error: no $source runs scored yet" >&2; exit 1; }
+  name=$(basename "$report" .test.json)   # SOURCE.MODEL.sSEED
+  rest=${name#*.}
+  args+=(--results "${rest%.s*}:${rest##*.s}=$report")
 done
-[ "$source" = spacy ] || args+=(--data-of roberta=runs/data-agr)
+for seed in 1 2 3; do
+  args+=(--results "roberta:$seed=bench/results/agreement-spacy-test.json")
+done
 exec .venv/bin/python bench/agreement.py --data "${data[$source]}" --split test "${args[@]}" \
   --baseline roberta --json "$out"
