@@ -8,6 +8,9 @@
 # back even when the call is cut off at the session's device time (which the machine's start
 # eats into, so DEADLINE must end well inside what is left after it). Run from the repo root:
 #   bash bench/device_setup.sh && DEADLINE=420 bash bench/gpu_check.sh     (carry: .whl)
+# A later call can run only some of it: PHASES (default "gpu-tests benches rest"; "suite" is the
+# whole suite, GPU tests included), BENCHES (default "training generation accumulation") and
+# GENERATION_ARGS (default "--repeats 1").
 set -u
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore FAIRSEQ_TREE_SKIP_LINK_GRAMMAR=1
 res=/tmp/gpu-check
@@ -35,17 +38,19 @@ t=tests/test_tree2seq_training.py
 gpu_tests="$t::test_half_precision_trains_on_gpu $t::test_resumed_training_continues_exactly
   $t::test_two_process_data_parallel_matches_update_freq
   $t::test_torchrun_one_process_on_the_gpu_is_plain_training tests/test_train_resume.py"
-pytest_run gpu-tests $(( $(left) / 2 )) 14 $gpu_tests
+phases=" ${PHASES:-gpu-tests benches rest} "
+[[ $phases == *" gpu-tests "* ]] && pytest_run gpu-tests $(( $(left) / 2 )) 14 $gpu_tests
 
-for bench in training generation accumulation; do
+[[ $phases == *" benches "* ]] && for bench in ${BENCHES:-training generation accumulation}; do
   limit=$(( $(left) / 4 ))
   [ "$limit" -gt 20 ] || { echo "bench $bench: no time left" >> "$res/phases.txt"; continue; }
   t0=$SECONDS
-  extra=(); [ "$bench" = generation ] && extra=(--repeats 1)
+  extra=(); [ "$bench" = generation ] && extra=(${GENERATION_ARGS:---repeats 1})
   timeout -k 5 "$limit" python3 "bench/$bench.py" --device cuda "${extra[@]}" --json "$res/$bench-cuda.json" \
     > "$res/$bench.log" 2>&1
   echo "bench $bench: exit $? after $(( SECONDS - t0 )) s (limit $limit s)" >> "$res/phases.txt"
 done
 
-pytest_run rest-of-suite $(( $(left) - 10 )) 14 tests --deselect=tests/test_train_resume.py \
+[[ $phases == *" suite "* ]] && pytest_run suite $(( $(left) - 10 )) 14 tests
+[[ $phases == *" rest "* ]] && pytest_run rest-of-suite $(( $(left) - 10 )) 14 tests --deselect=tests/test_train_resume.py \
   $(for f in $gpu_tests; do case $f in *::*) printf -- '--deselect=%s ' "$f";; esac; done)
