@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 29's runs of one tree source scored by attractors (bench/agreement.py, the test split),
-# from the reports each run made of itself (bench/results/agreement-runs/SOURCE.MODEL.sSEED.test.json,
-# bench/jobs/issue29-lg-flat.tsv), and roberta, the baseline of the paired tests, from the spaCy
-# report (bench/results/agreement-spacy-test.json): roberta reads the leaves alone, the same in
-# every source's folder, and the reports' fingerprints check that the examples are the same.
+# Issue 29's link-grammar or flat runs scored by attractors (bench/agreement.py, the test split),
+# from the report each run made of itself (bench/jobs/issue29-lg-flat.tsv;
+# bench/results/agreement-lg-flat-runs/SOURCE.MODEL.sSEED.test.json), and roberta, the baseline of
+# the paired tests, from the spaCy report (bench/results/agreement-spacy-test.json): roberta reads
+# the leaves alone, the same in every source's folder; the examples are checked to be the same.
 #   bash bench/jobs/score-agreement.sh SOURCE OUT.json        (SOURCE: lg or flat)
 # (spaCy trees: agreement-spacy-test.json, scored from the checkpoints with --data-of.)
 set -eu
@@ -11,7 +11,7 @@ source=$1 out=$2
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
 [ -n "${data[$source]:-}" ] || { echo "score-agreement.sh: error: SOURCE is lg or flat" >&2; exit 2; }
 args=()
-for report in bench/results/agreement-runs/"$source".*.s[0-9].test.json; do
+for report in bench/results/agreement-lg-flat-runs/"$source".*.s[0-9].test.json; do
   [ -e "$report" ] || { echo "score-agreement.sh: error: no $source runs scored yet" >&2; exit 1; }
   name=$(basename "$report" .test.json)   # SOURCE.MODEL.sSEED
   rest=${name#*.}
