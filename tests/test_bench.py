@@ -21,6 +21,7 @@ import accumulation  # noqa: E402
 import compare  # noqa: E402
 import generation  # noqa: E402
 import parameters  # noqa: E402
+import train_end_to_end  # noqa: E402
 import training  # noqa: E402
 
 LAYER_ROWS = ("mha", "tree-attn", "tree-attn/layer", "layer", "tree-layer")
@@ -224,6 +225,52 @@ def test_sentiment_best_validation_is_the_checkpoint_fairseq_keeps():
     assert (best["best_valid_epoch"], best["best_valid_update"]) == (3, 696)
     assert best["valid_curve"] == [list(point) for point in curve]
     assert sentiment.best_validation([]) == {}
+
+
+def test_end_to_end_time_is_read_from_fairseqs_json_log():
+    """The clock runs from the first train_inner line at or after --warmup to the last:
+    fairseq's cumulative wall and its per-interval train_wall; epoch lines are not intervals."""
+    line = "2026-11-26 23:40:01 | INFO | {} | {}"
+    records = train_end_to_end.log_records("\n".join([
+        line.format("train_inner", '{"epoch": 1, "num_updates": "10", "bsz": "64", '
+                    '"train_wall": "3", "wall": "5"}'),
+        line.format("train_inner", '{"epoch": 1, "num_updates": "20", "bsz": "64", '
+                    '"train_wall": "4", "wall": "10"}'),
+        line.format("train", '{"epoch": 1, "num_updates": "25", "train_wall": "9", "wall": "13"}'),
+        "2026-11-26 23:40:09 | INFO | fairseq.trainer | begin training epoch 2",
+        line.format("train_inner", '{"epoch": 2, "num_updates": "30", "bsz": "48", '
+                    '"train_wall": "3", "wall": "16"}')]))
+    assert [r["kind"] for r in records] == ["train_inner", "train_inner", "train", "train_inner"]
+    assert train_end_to_end.time_per_update(records, warmup=10) == {
+        "from_update": 10, "to_update": 30, "seconds_per_update": (16 - 5) / 20,
+        "train_wall_per_update": (4 + 3) / 20}
+    with pytest.raises(SystemExit, match="fewer than two log lines after update 21"):
+        train_end_to_end.time_per_update(records, warmup=21)
+    batches = [tuple(range(64))] * 25 + [tuple(range(32))] * 5
+    assert train_end_to_end.batches_match_log(batches, records) == (3, 3)
+    assert train_end_to_end.batches_match_log([tuple(range(64))] * 30, records) == (2, 3)
+
+
+def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_batches(tmp_path):
+    """bench/train_end_to_end.py at a toy size: the config's real training command for both
+    models, times from fairseq's JSON log, the floor on the batches those updates trained on
+    (their sizes as fairseq logged them)."""
+    report = train_end_to_end.main([
+        "--bpe-symbols", "200", "--train-args", TINY_SIZES, "--updates", "14", "--warmup", "4",
+        "--log-every", "2", "--repeats", "1", "--json", str(tmp_path / "e2e.json")])
+    assert json.loads((tmp_path / "e2e.json").read_text()) == report
+    assert all("--log-format json" in c and "--max-update 14" in c
+               for c in report["commands"].values())
+    assert "--tree-input leaves-only" in report["commands"]["transformer"]
+    for name in train_end_to_end.MODELS:
+        (run,) = report["runs"][name]
+        assert (run["from_update"], run["to_update"]) == (4, 14)
+        assert 0 < run["train_wall_per_update"] and 0 < run["seconds_per_update"]
+    assert report["batch_sizes_as_logged"] == "7 of 7 log intervals"
+    floor = report["floor"]
+    assert floor["batches"] == 10 and floor["distinct_batches"] < 10  # 14 updates, 2+ epochs
+    assert floor["ratio"] == floor["gflop"]["tree2seq"] / floor["gflop"]["transformer"] > 1
+    assert report["ratio / floor"] == pytest.approx(report["ratio"]["wall"] / floor["ratio"])
 
 
 def test_training_record_sums_the_seconds_of_a_resumed_run():

@@ -1,0 +1,242 @@
+"""The time per update a user sees: the real training command of both models (the quickstart's
+fairseq-tree-train, with fairseq-train's own loop, loader and logging), read from fairseq's own JSON
+log, beside the arithmetic floor computed on the batches those updates trained on.
+
+    python bench/train_end_to_end.py --data data/bible-en-fr-sample/data-bin --updates 400 \\
+        --repeats 2 --json bench/results/train-end-to-end-cpu.json
+    python bench/train_end_to_end.py ... --profile-dir runs/profiles     # also cProfile each run
+
+Each run is the experiment config's command (``--config``, default the quickstart's
+``bible-en-fr-sample``: its batches, optimizer, dropout and seed) with validation and saving off,
+``--log-format json --log-interval --log-every`` and ``--max-update --updates``. The models
+alternate, ``--repeats`` times each, so load on the machine hits both. A run's time per update is
+fairseq's ``wall`` clock between the first log line at or after update ``--warmup`` and the last
+one, over the updates between them: everything a user waits for (loading the next batch,
+collating trees, epoch boundaries, logging) is inside it. ``train_wall``, the time fairseq spends
+inside its train steps, is reported beside it, so the rest (loader, epoch work, logging) shows.
+
+The floor: the matrix-product FLOPs of one update of every batch those updates trained on (the
+same seed and batch sampler, so the same batches in the same order: checked against the mean
+batch size of every interval of fairseq's log; each distinct batch counted once and weighted by
+how often it was trained on), tree2seq's total over the Transformer's, as bench/training.py
+counts them. ``ratio / floor`` is the part of the time ratio that the
+arithmetic does not explain.
+"""
+
+import argparse
+import collections
+import contextlib
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accumulation import machine_info  # noqa: E402
+from generation import build_data_bin  # noqa: E402
+from report import write_json  # noqa: E402
+from training import MODELS, build_setup, collate, update_flops  # noqa: E402
+
+from fairseq_tree.cli.experiment import train_command  # noqa: E402
+from fairseq_tree.cli.experiment_config import load_experiment  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+LOG_LINE = re.compile(r"\| (train_inner|train) \| (\{.*\})\s*$")
+
+
+def command(args, model: str, data_bin: str, save_dir: str) -> list:
+    """The config's training command for ``model``, timed as a user runs it but with nothing
+    saved or validated, logging fairseq's JSON every ``--log-every`` updates."""
+    exp = load_experiment(Path(args.config_dir), args.config, model)
+    extras = ["--no-save", "--disable-validation", "--log-format", "json", "--log-interval",
+              str(args.log_every), "--max-update", str(args.updates), *shlex.split(args.train_args)]
+    if args.device == "cpu":
+        extras.append("--cpu")
+    cmd, _ = train_command(exp, Path(data_bin), Path(save_dir), 0, extras)
+    return cmd
+
+
+def log_records(text: str) -> list[dict]:
+    """fairseq's JSON log lines of the training loop (train_inner and the epochs' train)."""
+    records = []
+    for line in text.splitlines():
+        match = LOG_LINE.search(line)
+        if match:
+            records.append({"kind": match.group(1), **json.loads(match.group(2))})
+    return records
+
+
+def time_per_update(records: list[dict], warmup: int) -> dict:
+    """Seconds per update between the first train_inner line at or after update ``warmup`` and
+    the last, by fairseq's wall clock and by its train_wall (time inside the train steps)."""
+    inner = [r for r in records if r["kind"] == "train_inner"]
+    timed = [r for r in inner if int(r["num_updates"]) >= warmup]
+    if len(timed) < 2:
+        raise SystemExit(f"train_end_to_end.py: error: fewer than two log lines after update "
+                         f"{warmup} (raise --updates or lower --warmup / --log-every)")
+    first, last = timed[0], timed[-1]
+    updates = int(last["num_updates"]) - int(first["num_updates"])
+    # train_wall is logged per interval (reset at each line); wall is cumulative
+    inside = sum(float(r["train_wall"]) for r in timed[1:])
+    return {"from_update": int(first["num_updates"]), "to_update": int(last["num_updates"]),
+            "seconds_per_update": (float(last["wall"]) - float(first["wall"])) / updates,
+            "train_wall_per_update": inside / updates}
+
+
+def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
+    """One training run: fairseq's log records, and its whole wall time (start-up included)."""
+    if profile is not None:
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), *cmd]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"train_end_to_end.py: error: {shlex.join(cmd[:2])} ... failed "
+                         f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    return log_records(proc.stdout + proc.stderr), seconds
+
+
+def trained_batches(cmd: list, last_update: int) -> list[tuple]:
+    """The batch (its sentence ids) of each update 1 to ``last_update`` of this command, from
+    fairseq's own iterator: the same seed, epochs and shuffling as the run."""
+    setup = build_setup("floor", cmd[1:])
+    update_freq = setup.trainer.cfg.optimization.update_freq[0]
+    batches, epoch = [], 1
+    while len(batches) < last_update:
+        itr = setup.trainer.get_train_iterator(epoch=epoch, load_dataset=False)
+        samples = [tuple(sample["id"].tolist()) for sample in itr.next_epoch_itr(shuffle=True)]
+        batches += [sum(samples[i:i + update_freq], ()) for i in range(0, len(samples), update_freq)]
+        epoch += 1
+    return batches[:last_update]
+
+
+def batches_match_log(batches: list[tuple], records: list[dict]) -> tuple[int, int]:
+    """(intervals whose logged mean batch size, fairseq's ``bsz``, is that of ``batches``, log
+    intervals): the check that the floor is counted on the batches the run trained on."""
+    inner = [r for r in records if r["kind"] == "train_inner"]
+    matched, previous = 0, 0
+    for record in inner:
+        update = int(record["num_updates"])
+        sizes = [len(ids) for ids in batches[previous:update]]
+        matched += bool(sizes) and round(sum(sizes) / len(sizes), 1) == float(record["bsz"])
+        previous = update
+    return matched, len(inner)
+
+
+def floor_flops(cmds: dict, batches: list[tuple]) -> dict:
+    """Matrix-product FLOPs of both models over ``batches`` (each distinct batch counted once,
+    weighted by how often it was trained on)."""
+    counts = collections.Counter(batches)
+    totals = {}
+    for name, cmd in cmds.items():
+        setup = build_setup(name, cmd[1:])
+        totals[name] = sum(n * update_flops(setup, [collate(setup, list(ids))])["total"]
+                           for ids, n in counts.items())
+    return {"batches": len(batches), "distinct_batches": len(counts),
+            "gflop": {name: total / 1e9 for name, total in totals.items()},
+            "ratio": totals[MODELS[0]] / totals[MODELS[1]]}
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
+                        "sample of tests/data/bible, BPE'd and binarized into a temporary folder)")
+    parser.add_argument("--bpe-symbols", type=int, default=2000,
+                        help="BPE merges of the data-bin built without --data")
+    parser.add_argument("--config", default="bible-en-fr-sample")
+    parser.add_argument("--config-dir", default=str(ROOT / "configs"))
+    parser.add_argument("--updates", type=int, default=400, help="--max-update of every run")
+    parser.add_argument("--warmup", type=int, default=20,
+                        help="the clock starts at the first log line at or after this update")
+    parser.add_argument("--log-every", type=int, default=20, help="fairseq's --log-interval")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each model, alternating")
+    parser.add_argument("--train-args", default="", help="more fairseq-train flags, one string")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--no-floor", action="store_true", help="skip the FLOP count")
+    parser.add_argument("--profile-dir", type=Path,
+                        help="also run each model once under cProfile, the stats saved here")
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    return parser
+
+
+def run(args, data_bin: str) -> dict:
+    save_dir = tempfile.mkdtemp(prefix="e2e-")
+    cmds = {name: command(args, name, data_bin, save_dir) for name in MODELS}
+    runs, logs = {name: [] for name in MODELS}, {}
+    for repeat in range(args.repeats):
+        order = MODELS if repeat % 2 == 0 else MODELS[::-1]
+        for name in order:
+            records, seconds = run_once(cmds[name], None)
+            logs.setdefault(name, records)
+            runs[name].append({**time_per_update(records, args.warmup),
+                               "process_seconds": round(seconds, 2)})
+            print(f"{name} run {repeat + 1}: {1000 * runs[name][-1]['seconds_per_update']:.1f} "
+                  f"ms/update (train_wall {1000 * runs[name][-1]['train_wall_per_update']:.1f})",
+                  flush=True)
+    medians = {name: {key: statistics.median(r[key] for r in rs)
+                      for key in ("seconds_per_update", "train_wall_per_update")}
+               for name, rs in runs.items()}
+    tree, plain = medians[MODELS[0]], medians[MODELS[1]]
+    report = {
+        "benchmark": "fairseq-train end to end: time per update from fairseq's JSON log",
+        "settings": {k: str(v) if isinstance(v, Path) else v
+                     for k, v in vars(args).items() if k != "json"},
+        "commands": {name: shlex.join(cmd) for name, cmd in cmds.items()},
+        "machine": machine_info(args.device), "date": time.strftime("%Y-%m-%d"),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "runs": runs, "median": medians,
+        "ratio": {"wall": tree["seconds_per_update"] / plain["seconds_per_update"],
+                  "train_wall": tree["train_wall_per_update"] / plain["train_wall_per_update"]},
+    }
+    if not args.no_floor:
+        first = min(r["from_update"] for rs in runs.values() for r in rs)
+        last = max(r["to_update"] for rs in runs.values() for r in rs)
+        batches = trained_batches(cmds[MODELS[0]], last)
+        matched, intervals = batches_match_log(batches, logs[MODELS[0]])
+        report["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
+        report["floor"] = floor_flops(cmds, batches[first:last])
+        report["ratio / floor"] = report["ratio"]["wall"] / report["floor"]["ratio"]
+    if args.profile_dir:
+        args.profile_dir.mkdir(parents=True, exist_ok=True)
+        report["profiles"] = {}
+        for name in MODELS:
+            path = args.profile_dir / f"{name}.prof"
+            run_once(cmds[name], path)
+            report["profiles"][name] = str(path)
+    report["machine"]["load_average_after"] = list(os.getloadavg())
+    return report
+
+
+def printed(report: dict) -> list:
+    lines = [f"{'model':<13} {'ms/update':>10} {'train_wall ms':>14}"]
+    for name in MODELS:
+        m = report["median"][name]
+        lines.append(f"{name:<13} {1000 * m['seconds_per_update']:>10.1f} "
+                     f"{1000 * m['train_wall_per_update']:>14.1f}")
+    r = report["ratio"]
+    line = f"{'tree/plain':<13} {r['wall']:>9.3f}x {r['train_wall']:>13.3f}x"
+    if "floor" in report:
+        line += (f"   floor {report['floor']['ratio']:.3f}x over {report['floor']['batches']} "
+                 f"batches; ratio / floor {report['ratio / floor']:.3f}")
+    return [*lines, line]
+
+
+def main(argv=None):
+    args = get_parser().parse_args(argv)
+    with tempfile.TemporaryDirectory() as work:
+        report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
+    print("\n".join(printed(report)), flush=True)
+    if args.json:
+        write_json(args.json, report)
+    return report
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(BrokenPipeError):
+        main()
