@@ -58,17 +58,23 @@ def allow_fairseq_checkpoints():
     torch.serialization.add_safe_globals(list(FAIRSEQ_CHECKPOINT_CLASSES))
 
 
-def load_checkpoint(path, map_location="cpu") -> dict:
-    """``torch.load`` of a checkpoint, weights only; ``CheckpointRefused`` for any other class."""
+def load_checkpoint(path, map_location="cpu", mmap=False) -> dict:
+    """``torch.load`` of a checkpoint, weights only; ``CheckpointRefused`` for any other class.
+    With ``mmap`` the tensors stay on disk until they are read."""
     try:
-        return torch.load(path, map_location=map_location, weights_only=True)
+        return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as error:
         raise CheckpointRefused(str(path), error) from None
 
 
 def checkpoint_updates(path) -> int:
-    """The updates a fairseq checkpoint was saved after."""
-    return load_checkpoint(path)["optimizer_history"][-1]["num_updates"]
+    """The updates a fairseq checkpoint was saved after. The file is mapped, not read: a resume
+    asks this of checkpoint_last.pt, whose Adam state is twice the model."""
+    try:
+        state = load_checkpoint(path, mmap=True)
+    except RuntimeError:  # torch maps only its zip format; an older file is read whole
+        state = load_checkpoint(path)
+    return state["optimizer_history"][-1]["num_updates"]
 
 
 def refuse_unsafe_checkpoints():
