@@ -28,7 +28,9 @@ was trained on one folder's dictionaries, is the baseline of the tree models of 
 
 ``--results NAME=REPORT``: NAME's rows taken from an earlier report of this script (its
 ``splits``), not recomputed, so runs scored one at a time, whose checkpoints need not be kept,
-make one table. The report must hold every split asked for, on the same examples: each report
+make one table. ``NAME=REPORT#STORED`` takes the rows the report holds as STORED under NAME, so
+one model's runs on several tree sources can be told apart (``rta@flat:1=...#rta:1``) and one
+source be the baseline of the others. The report must hold every split asked for, on the same examples: each report
 records a fingerprint of each split's labels and meta (``examples``), which must match; a report
 made before fingerprints were recorded must match every row's count.
 """
@@ -97,9 +99,11 @@ def examples_fingerprint(label_path: Path, meta_path: Path) -> str:
 
 
 def stored_results(name: str, path: str, split: str, fingerprint: str, counts: dict) -> dict:
-    """System ``name``'s rows on ``split`` from the report at ``path``, after checking that it
-    scored the same examples (``fingerprint``, or each row's count in ``counts`` for a report
-    that records no fingerprint)."""
+    """System ``name``'s rows on ``split`` from the report at ``path`` (``REPORT#STORED``: the
+    rows stored as STORED), after checking that it scored the same examples (``fingerprint``, or
+    each row's count in ``counts`` for a report that records no fingerprint)."""
+    path, _, stored = path.partition("#")
+    name = stored or name
     try:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
         table = report["splits"][split][name]
@@ -245,7 +249,8 @@ def main(argv=None) -> dict:
                              "other trees; repeatable)")
     parser.add_argument("--results", action="append", default=[], metavar="NAME=REPORT",
                         help="NAME's rows from an earlier report of this script, for the same "
-                             "examples (repeatable)")
+                             "examples; NAME=REPORT#STORED: the rows it holds as STORED "
+                             "(repeatable)")
     parser.add_argument("--baseline", metavar="MODEL",
                         help="with MODEL:SEED names: the model the others are tested against")
     parser.add_argument("--json", help="write the report here")

@@ -622,11 +622,14 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     checkpoint.unlink()
     stored = [sys.executable, str(ROOT / "bench" / "agreement.py"), "--data", str(work),
               "--split", "test", "--results", f"roberta={tmp_path / 'agreement.json'}"]
-    proc = subprocess.run([*stored, "--json", str(tmp_path / "stored.json")],
+    proc = subprocess.run([*stored, "--results", f"copy={tmp_path / 'agreement.json'}#roberta",
+                           "--json", str(tmp_path / "stored.json")],
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     again = json.loads((tmp_path / "stored.json").read_text())
+    copy = again["splits"]["test"].pop("copy")  # REPORT#STORED: roberta's rows, named copy
     assert again["splits"]["test"] == report["splits"]["test"]
+    assert copy == report["splits"]["test"]["roberta"]
     assert again["examples"]["test"] == report["examples"]["test"]
     fingerprint = report["examples"]["test"]
     report["examples"]["test"] = "0" * 64
