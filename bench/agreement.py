@@ -257,24 +257,17 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     args.data = recipe_folder(args.data)
     data_bin = args.data / "data-bin" / VIEW
-    checkpoints = []
-    for spec in args.checkpoint:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            parser.error(f"--checkpoint {spec!r}: expected NAME=PATH")
-        checkpoints.append((name, path))
-    stored = []
-    for spec in args.results:
-        name, sep, path = spec.partition("=")
-        if not sep or not name or not path:
-            parser.error(f"--results {spec!r}: expected NAME=REPORT")
-        stored.append((name, path))
-    data_of = {}
-    for spec in args.data_of:
-        model, sep, folder = spec.partition("=")
-        if not sep or not model or not folder:
-            parser.error(f"--data-of {spec!r}: expected MODEL=DATA")
-        data_of[model] = recipe_folder(Path(folder))
+    def named(option: str, form: str, specs: list[str]) -> list[tuple[str, str]]:
+        pairs = [spec.partition("=") for spec in specs]
+        for spec, (name, sep, value) in zip(specs, pairs):
+            if not sep or not name or not value:
+                parser.error(f"{option} {spec!r}: expected {form}")
+        return [(name, value) for name, _, value in pairs]
+
+    checkpoints = named("--checkpoint", "NAME=PATH", args.checkpoint)
+    stored = named("--results", "NAME=REPORT", args.results)
+    data_of = {model: recipe_folder(Path(folder))
+               for model, folder in named("--data-of", "MODEL=DATA", args.data_of)}
     majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
                                 read_meta(args.data / "views" / VIEW / "train.meta"))
     report = {"benchmark": "subject-verb agreement by attractors",

@@ -39,9 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accumulation import machine_info  # noqa: E402
-from generation import build_data_bin  # noqa: E402
-from report import write_json  # noqa: E402
-from training import MODELS, build_setup, collate, update_flops  # noqa: E402
+from training import MODELS, build_setup, collate, run_benchmark, update_flops  # noqa: E402
 
 from fairseq_tree.cli.experiment import train_command  # noqa: E402
 from fairseq_tree.cli.experiment_config import load_experiment  # noqa: E402
@@ -166,8 +164,11 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def run(args, data_bin: str) -> dict:
-    save_dir = tempfile.mkdtemp(prefix="e2e-")
-    cmds = {name: command(args, name, data_bin, save_dir) for name in MODELS}
+    with tempfile.TemporaryDirectory(prefix="e2e-") as save_dir:  # --no-save: stays empty
+        return measure(args, {name: command(args, name, data_bin, save_dir) for name in MODELS})
+
+
+def measure(args, cmds: dict) -> dict:
     runs, logs = {name: [] for name in MODELS}, {}
     for repeat in range(args.repeats):
         order = MODELS if repeat % 2 == 0 else MODELS[::-1]
@@ -228,13 +229,7 @@ def printed(report: dict) -> list:
 
 
 def main(argv=None):
-    args = get_parser().parse_args(argv)
-    with tempfile.TemporaryDirectory() as work:
-        report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
-    print("\n".join(printed(report)), flush=True)
-    if args.json:
-        write_json(args.json, report)
-    return report
+    return run_benchmark(get_parser(), run, printed, argv)
 
 
 if __name__ == "__main__":

@@ -314,14 +314,20 @@ def run(args, data_bin: str) -> dict:
     return report
 
 
-def main(argv=None):
-    args = get_parser().parse_args(argv)
+def run_benchmark(parser, run_on, summary, argv=None) -> dict:
+    """Parse ``argv``; ``run_on(args, data_bin)`` on --data, or on the Bible sample binarized in
+    a temporary folder; print ``summary(report)``'s lines and write the JSON."""
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
-        report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
-    print("\n".join(printed(report)), flush=True)
+        report = run_on(args, args.data or build_data_bin(work, args.bpe_symbols))
+    print("\n".join(summary(report)), flush=True)
     if args.json:
         write_json(args.json, report)
     return report
+
+
+def main(argv=None):
+    return run_benchmark(get_parser(), run, printed, argv)
 
 
 if __name__ == "__main__":
