@@ -224,6 +224,32 @@ def seed_summary(results: dict, baseline: str | None) -> dict:
     return summary
 
 
+def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
+    """The seeds' summary as bench/RESULTS.md shows it: mean ± sd of every row that has
+    examples, then the paired test of each model against ``baseline`` (mean difference, p)."""
+    rows = [row for row, cell in next(iter(summary.values())).items() if cell["count"]]
+    def header(first):
+        return [f"| {first} | " + " | ".join(
+            f"{row} ({next(iter(summary.values()))[row]['count']:,})" for row in rows) + " |",
+            "|---" * (len(rows) + 1) + "|"]
+    def mean_sd(cell):
+        return "-" if cell["mean"] is None else (
+            f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
+    lines = header("mean ± sd over seeds") + [
+        f"| {model} | " + " | ".join(mean_sd(cells[row]) for row in rows) + " |"
+        for model, cells in summary.items()]
+    tested = [(model, cells) for model, cells in summary.items()
+              if any(f"vs {baseline}" in cells[row] for row in rows)]
+    if tested:
+        lines += [""] + header(f"vs {baseline}: difference (p)")
+        for model, cells in tested:
+            tests = [cells[row].get(f"vs {baseline}") for row in rows]
+            lines.append(f"| {model} | " + " | ".join(
+                "-" if t is None else f"{t['mean_difference']:+.2f} ({t['p_value']:.2g})"
+                for t in tests) + " |")
+    return lines
+
+
 def print_table(split: str, results: dict):
     rows = list(next(iter(results.values())))
     width = max(map(len, ["system", *results])) + 2
@@ -254,6 +280,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--baseline", metavar="MODEL",
                         help="with MODEL:SEED names: the model the others are tested against")
     parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--markdown", action="store_true",
+                        help="also print the seeds' summary as Markdown tables")
     args = parser.parse_args(argv)
     args.data = recipe_folder(args.data)
     data_bin = args.data / "data-bin" / VIEW
@@ -306,6 +334,8 @@ def main(argv=None) -> dict:
                     f"{'-' if r['mean'] is None else format(r['mean'], '.2f'):>10} ± "
                     f"{'-' if r['sd'] is None else format(r['sd'], '.2f'):<5}"
                     for r in rows.values()))
+            if args.markdown:
+                print("\n" + "\n".join(markdown_tables(summary, args.baseline)))
     if args.json:
         write_json(args.json, report)
     return report

@@ -42,4 +42,5 @@ else
   done
   args+=(--baseline roberta)
 fi
-exec .venv/bin/python bench/agreement.py --data "$folder" --split test "${args[@]}" --json "$out"
+exec .venv/bin/python bench/agreement.py --data "$folder" --split test "${args[@]}" --json "$out" \
+  --markdown
