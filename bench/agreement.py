@@ -232,6 +232,8 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
         return [f"| {first} | " + " | ".join(
             f"{row} ({next(iter(summary.values()))[row]['count']:,})" for row in rows) + " |",
             "|---" * (len(rows) + 1) + "|"]
+    def p_value(p):  # 0 where every seed differed by the same amount
+        return f"{p:.2g}" if p >= 0.001 else "<0.001"
     def mean_sd(cell):
         return "-" if cell["mean"] is None else (
             f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
@@ -245,7 +247,7 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
         for model, cells in tested:
             tests = [cells[row].get(f"vs {baseline}") for row in rows]
             lines.append(f"| {model} | " + " | ".join(
-                "-" if t is None else f"{t['mean_difference']:+.2f} ({t['p_value']:.2g})"
+                "-" if t is None else f"{t['mean_difference']:+.2f} ({p_value(t['p_value'])})"
                 for t in tests) + " |")
     return lines
 
