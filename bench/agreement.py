@@ -238,7 +238,8 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
         return "-" if cell["mean"] is None else (
             f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
     lines = header("mean ± sd over seeds") + [
-        f"| {model} | " + " | ".join(mean_sd(cells[row]) for row in rows) + " |"
+        f"| {model} ({len(cells[rows[0]]['seeds'])} seeds) | "
+        + " | ".join(mean_sd(cells[row]) for row in rows) + " |"
         for model, cells in summary.items()]
     tested = [(model, cells) for model, cells in summary.items()
               if any(f"vs {baseline}" in cells[row] for row in rows)]

@@ -433,6 +433,7 @@ def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
     test = summary["tree"]["all"]["vs roberta"]
     assert agreement.markdown_tables(summary, "roberta") == [
         "| mean ± sd over seeds | all (10) | attractors 1 (2) |", "|---|---|---|",
-        "| tree | 85.00 ± 7.07 | 75.00 ± 35.36 |", "| roberta | 72.50 ± 3.54 | 50.00 |", "",
+        "| tree (2 seeds) | 85.00 ± 7.07 | 75.00 ± 35.36 |",
+        "| roberta (2 seeds) | 72.50 ± 3.54 | 50.00 |", "",
         "| vs roberta: difference (p) | all (10) | attractors 1 (2) |", "|---|---|---|",
         f"| tree | +12.50 ({test['p_value']:.2g}) | - |"]
