@@ -234,11 +234,13 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
             "|---" * (len(rows) + 1) + "|"]
     def p_value(p):  # 0 where every seed differed by the same amount
         return f"{p:.2g}" if p >= 0.001 else "<0.001"
+    def seeds(run):
+        return f"{len(run)} seed{'' if len(run) == 1 else 's'}"
     def mean_sd(cell):
         return "-" if cell["mean"] is None else (
             f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
     lines = header("mean ± sd over seeds") + [
-        f"| {model} ({len(cells[rows[0]]['seeds'])} seeds) | "
+        f"| {model} ({seeds(cells[rows[0]]['seeds'])}) | "
         + " | ".join(mean_sd(cells[row]) for row in rows) + " |"
         for model, cells in summary.items()]
     tested = [(model, cells) for model, cells in summary.items()
