@@ -192,8 +192,10 @@ def measure(args, cmds: dict) -> dict:
         "machine": machine_info(args.device), "date": time.strftime("%Y-%m-%d"),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "runs": runs, "median": medians,
-        "ratio": {"wall": tree["seconds_per_update"] / plain["seconds_per_update"],
-                  "train_wall": tree["train_wall_per_update"] / plain["train_wall_per_update"]},
+        # fairseq logs both clocks in whole seconds: a run too short to tick has no ratio
+        "ratio": {clock: tree[key] / plain[key] if plain[key] else None
+                  for clock, key in (("wall", "seconds_per_update"),
+                                     ("train_wall", "train_wall_per_update"))},
     }
     if not args.no_floor:
         first = min(r["from_update"] for rs in runs.values() for r in rs)
@@ -202,7 +204,8 @@ def measure(args, cmds: dict) -> dict:
         matched, intervals = batches_match_log(batches, logs[MODELS[0]])
         report["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
         report["floor"] = floor_flops(cmds, batches[first:last])
-        report["ratio / floor"] = report["ratio"]["wall"] / report["floor"]["ratio"]
+        wall = report["ratio"]["wall"]
+        report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
     if args.profile_dir:
         args.profile_dir.mkdir(parents=True, exist_ok=True)
         report["profiles"] = {}
@@ -220,11 +223,13 @@ def printed(report: dict) -> list:
         m = report["median"][name]
         lines.append(f"{name:<13} {1000 * m['seconds_per_update']:>10.1f} "
                      f"{1000 * m['train_wall_per_update']:>14.1f}")
+    def ratio(x, width):
+        return f"{'-':>{width + 1}}" if x is None else f"{x:>{width}.3f}x"
     r = report["ratio"]
-    line = f"{'tree/plain':<13} {r['wall']:>9.3f}x {r['train_wall']:>13.3f}x"
+    line = f"{'tree/plain':<13} {ratio(r['wall'], 9)} {ratio(r['train_wall'], 13)}"
     if "floor" in report:
         line += (f"   floor {report['floor']['ratio']:.3f}x over {report['floor']['batches']} "
-                 f"batches; ratio / floor {report['ratio / floor']:.3f}")
+                 f"batches; ratio / floor {ratio(report['ratio / floor'], 0)}")
     return [*lines, line]
 
 

@@ -265,12 +265,16 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     for name in train_end_to_end.MODELS:
         (run,) = report["runs"][name]
         assert (run["from_update"], run["to_update"]) == (4, 14)
-        assert 0 < run["train_wall_per_update"] and 0 < run["seconds_per_update"]
+        # fairseq's clocks tick in whole seconds, which ten toy updates may not reach
+        assert run["train_wall_per_update"] >= 0 and run["seconds_per_update"] >= 0
     assert report["batch_sizes_as_logged"] == "7 of 7 log intervals"
     floor = report["floor"]
     assert floor["batches"] == 10 and floor["distinct_batches"] < 10  # 14 updates, 2+ epochs
     assert floor["ratio"] == floor["gflop"]["tree2seq"] / floor["gflop"]["transformer"] > 1
-    assert report["ratio / floor"] == pytest.approx(report["ratio"]["wall"] / floor["ratio"])
+    wall = report["median"]["transformer"]["seconds_per_update"]
+    assert (report["ratio"]["wall"] is None) == (wall == 0)
+    if wall:
+        assert report["ratio / floor"] == pytest.approx(report["ratio"]["wall"] / floor["ratio"])
 
 
 def test_training_record_sums_the_seconds_of_a_resumed_run():
