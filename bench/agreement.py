@@ -30,9 +30,9 @@ was trained on one folder's dictionaries, is the baseline of the tree models of 
 ``splits``), not recomputed, so runs scored one at a time, whose checkpoints need not be kept,
 make one table. ``NAME=REPORT#STORED`` takes the rows the report holds as STORED under NAME, so
 one model's runs on several tree sources can be told apart (``rta@flat:1=...#rta:1``) and one
-source be the baseline of the others. The report must hold every split asked for, on the same examples: each report
-records a fingerprint of each split's labels and meta (``examples``), which must match; a report
-made before fingerprints were recorded must match every row's count.
+source be the baseline of the others. The report must hold every split asked for, on the same
+examples: each report records a fingerprint of each split's labels and meta (``examples``),
+which must match; a report made before fingerprints were recorded must match every row's count.
 """
 
 import argparse
@@ -227,10 +227,10 @@ def seed_summary(results: dict, baseline: str | None) -> dict:
 def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
     """The seeds' summary as bench/RESULTS.md shows it: mean ± sd of every row that has
     examples, then the paired test of each model against ``baseline`` (mean difference, p)."""
-    rows = [row for row, cell in next(iter(summary.values())).items() if cell["count"]]
+    counts = {row: cell["count"] for row, cell in next(iter(summary.values())).items()}
+    rows = [row for row, count in counts.items() if count]
     def header(first):
-        return [f"| {first} | " + " | ".join(
-            f"{row} ({next(iter(summary.values()))[row]['count']:,})" for row in rows) + " |",
+        return [f"| {first} | " + " | ".join(f"{row} ({counts[row]:,})" for row in rows) + " |",
             "|---" * (len(rows) + 1) + "|"]
     def p_value(p):  # 0 where every seed differed by the same amount
         return f"{p:.2g}" if p >= 0.001 else "<0.001"

@@ -19,8 +19,8 @@ The floor: the matrix-product FLOPs of one update of every batch those updates t
 same seed and batch sampler, so the same batches in the same order: checked against the mean
 batch size of every interval of fairseq's log; each distinct batch counted once and weighted by
 how often it was trained on), tree2seq's total over the Transformer's, as bench/training.py
-counts them. ``ratio / floor`` is the part of the time ratio that the
-arithmetic does not explain.
+counts them. ``ratio / floor`` is the part of the time ratio that the arithmetic does not
+explain.
 """
 
 import argparse
@@ -100,10 +100,9 @@ def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
     return log_records(proc.stdout + proc.stderr), seconds
 
 
-def trained_batches(cmd: list, last_update: int) -> list[tuple]:
-    """The batch (its sentence ids) of each update 1 to ``last_update`` of this command, from
-    fairseq's own iterator: the same seed, epochs and shuffling as the run."""
-    setup = build_setup("floor", cmd[1:])
+def trained_batches(setup, last_update: int) -> list[tuple]:
+    """The batch (its sentence ids) of each update 1 to ``last_update`` of the run ``setup`` was
+    built from, by fairseq's own iterator: the same seed, epochs and shuffling as the run."""
     update_freq = setup.trainer.cfg.optimization.update_freq[0]
     batches, epoch = [], 1
     while len(batches) < last_update:
@@ -127,13 +126,12 @@ def batches_match_log(batches: list[tuple], records: list[dict]) -> tuple[int, i
     return matched, len(inner)
 
 
-def floor_flops(cmds: dict, batches: list[tuple]) -> dict:
+def floor_flops(setups: dict, batches: list[tuple]) -> dict:
     """Matrix-product FLOPs of both models over ``batches`` (each distinct batch counted once,
     weighted by how often it was trained on)."""
     counts = collections.Counter(batches)
     totals = {}
-    for name, cmd in cmds.items():
-        setup = build_setup(name, cmd[1:])
+    for name, setup in setups.items():
         totals[name] = sum(n * update_flops(setup, [collate(setup, list(ids))])["total"]
                            for ids, n in counts.items())
     return {"batches": len(batches), "distinct_batches": len(counts),
@@ -200,10 +198,11 @@ def measure(args, cmds: dict) -> dict:
     if not args.no_floor:
         first = min(r["from_update"] for rs in runs.values() for r in rs)
         last = max(r["to_update"] for rs in runs.values() for r in rs)
-        batches = trained_batches(cmds[MODELS[0]], last)
+        setups = {name: build_setup(name, cmd[1:]) for name, cmd in cmds.items()}
+        batches = trained_batches(setups[MODELS[0]], last)
         matched, intervals = batches_match_log(batches, logs[MODELS[0]])
         report["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
-        report["floor"] = floor_flops(cmds, batches[first:last])
+        report["floor"] = floor_flops(setups, batches[first:last])
         wall = report["ratio"]["wall"]
         report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
     if args.profile_dir:
