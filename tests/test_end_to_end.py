@@ -1,5 +1,6 @@
-"""Real fairseq runs on the real parsed sample: the README example, then validate / generate /
-interactive on what it trained, and the plugin loaded from an installed copy."""
+"""Real fairseq runs on the real parsed sample: the example of docs/translation.md ("Using the
+plugin"), then validate / generate / interactive on what it trained, and the plugin loaded from an
+installed copy."""
 
 import re
 import subprocess

@@ -1,5 +1,6 @@
-"""data-prep/prepare-wsj.sh on a stand-in Penn Treebank in the real .mrg layout, then the
-README's WSJ commands: train the masked LM, induce trees for WSJ-test, score them."""
+"""data-prep/prepare-wsj.sh on a stand-in Penn Treebank in the real .mrg layout, then the WSJ
+commands of docs/trees-without-a-parser.md: train the masked LM, induce trees for WSJ-test, score
+them."""
 
 import json
 import os
@@ -66,7 +67,8 @@ def test_splits_words_and_gold_trees(wsj_data):
 
 
 def test_train_induce_and_score(wsj_data, tmp_path):
-    """The README's commands on the stand-in: a few updates, then WSJ-test trees and scores."""
+    """The WSJ commands of docs/trees-without-a-parser.md on the stand-in: a few updates, then
+    WSJ-test trees and scores."""
     run_cli("fairseq-train", wsj_data / "data-bin", "--user-dir", PLUGIN_DIR, "--task",
             "masked_lm", "--sample-break-mode", "eos", "--tokens-per-sample", "64",
             "--arch", "constituent_transformer_tiny", "--encoder-embed-dim", "32",
