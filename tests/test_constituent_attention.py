@@ -229,6 +229,25 @@ def test_a_sentence_alone_and_in_a_padded_batch():
     assert torch.all(extra_batch["link_probabilities"][:, 0, 4:] == 0)  # links into padding
 
 
+def test_weights_per_head_and_averaged_as_fairseq_returns_them():
+    """None unless asked; E of Eq. 2 per head (H x B x T x T) with need_head_weights, its mean
+    over heads (B x T x T) with need_weights; the output does not depend on the asking."""
+    torch.manual_seed(4)
+    chain, padding = LinkChain(), torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    layer = ConstituentSelfAttention(8, 2, chain).double().eval()
+    x = torch.randn(5, 2, 8, dtype=torch.float64)
+    results = []
+    for flags in ({}, {"need_weights": True}, {"need_head_weights": True}):
+        chain.start(padding)
+        with torch.no_grad():
+            results.append(layer(x, x, x, key_padding_mask=padding, **flags))
+    (plain, none), (out_mean, mean), (out_heads, heads) = results
+    assert none is None and heads.shape == (2, 2, 5, 5) and mean.shape == (2, 5, 5)
+    torch.testing.assert_close(mean, heads.mean(dim=0), rtol=0, atol=0)
+    for out in (out_mean, out_heads):
+        torch.testing.assert_close(out, plain, rtol=0, atol=0)
+
+
 def test_same_size_baseline_and_backward():
     constituent, _ = tiny_model()
     plain, _ = tiny_model("plain_transformer_mlm_tiny")

@@ -12,8 +12,8 @@ in training; no beam search). Reported:
   split's target tokens (every token counts once); also per layer, and per node label (the
   probability on nodes of that label; beside it the label's share of the split's nodes, which is
   what uniform attention over the nodes would give);
-* encoder (tree self-attention): the same for the node queries (Eq. 16: a node attends the words
-  of its span and the nodes of its subtree); leaf queries attend leaves only (Eq. 15), so they
+* encoder (tree self-attention): the same for the node queries (Eq. 17: a node attends the words
+  of its span and the nodes of its subtree); leaf queries attend leaves only (Eq. 18), so they
   are not counted;
 * the split's constituents: words and nodes (EOS counted in neither), as the paper's
   Leaves/Nodes row;
@@ -25,6 +25,9 @@ reported apart from the words. ``--plot DIR`` draws, for sentence ``--sentence``
 tree (nodes above their words) over a heat map of each target token's cross-attention on the
 same columns (mean over heads and layers, or ``--plot-layer``), and the node share per layer
 as a bar chart (PNG, matplotlib).
+
+The probabilities are the attentions' own: each is asked for its per-head weights
+(``need_head_weights``, as fairseq's ``MultiheadAttention``) by a forward hook.
 """
 
 import argparse
@@ -112,44 +115,31 @@ def key_kinds(src_tokens: Tensor, node_padding: Tensor, pad: int, eos: int) -> D
             "eos": torch.cat([src_tokens == eos, no_nodes], dim=1)}
 
 
-def cross_attention_probs(module, query: Tensor, tree) -> Tensor:
-    """B x H x T x (N+M): a TreeCrossAttention's probabilities over [leaves; nodes], by its own
-    memory and attention (what its forward computes, with the node keys kept)."""
-    memory = module.source_memory(tree)
-    _, probs = module.attend(module.q_proj(query), memory["prev_key"], memory["prev_value"],
-                             memory["key_mask"], need_weights=True)
-    return probs
-
-
-def node_query_probs(module, query: Tensor, tree) -> Tensor:
-    """B x H x M x (N+M): a TreeSelfAttention's node queries over [leaves; nodes]."""
-    q, k, _ = module.project(query, module.q_proj, module.k_proj, module.v_proj)
-    keys = module.split_heads(k)
-    mask = tree.node_query_mask(module.subtree_masking, q.dtype)
-    # values do not change the probabilities: the keys stand in for them
-    _, probs = module.attend(q[tree.num_leaves:], keys, keys, mask, need_weights=True)
-    return probs
-
-
 class AttentionRecorder:
-    """Forward pre-hooks on every tree attention of a model, calling ``record(kind, layer,
-    probs)`` with each call's probabilities (kind "decoder": cross-attention, B x H x T x S;
-    "encoder": the node queries of self-attention, B x H x M x S)."""
+    """Hooks on every tree attention of a model: a forward pre-hook asks for the per-head weights
+    (``need_head_weights``; the layers call the attentions without them), a forward hook passes
+    them to ``record(kind, layer, probs)``: kind "decoder", cross-attention, B x H x T x S;
+    "encoder", the node queries of self-attention, B x H x M x S (S keys: [leaves; nodes])."""
 
     def __init__(self, model, record):
         from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
 
         self.handles = []
-        kinds = ((TreeSelfAttention, "encoder", node_query_probs, "key_padding_mask"),
-                 (TreeCrossAttention, "decoder", cross_attention_probs, "key"))
-        for cls, kind, probs_of, tree_arg in kinds:
+        for cls, kind in ((TreeSelfAttention, "encoder"), (TreeCrossAttention, "decoder")):
             modules = [m for m in model.modules() if isinstance(m, cls)]
             for layer, module in enumerate(modules):
-                def hook(module, args, kwargs, kind=kind, layer=layer, probs_of=probs_of,
-                         tree_arg=tree_arg):
-                    query = kwargs["query"] if "query" in kwargs else args[0]
-                    record(kind, layer, probs_of(module, query, kwargs[tree_arg]))
-                self.handles.append(module.register_forward_pre_hook(hook, with_kwargs=True))
+                def hook(module, args, kwargs, output, kind=kind, layer=layer):
+                    probs = output[1].transpose(0, 1)  # H x B x Q x S -> B x H x Q x S
+                    if kind == "encoder":  # the node queries, after the leaves
+                        probs = probs[:, :, kwargs["key_padding_mask"].num_leaves:]
+                    record(kind, layer, probs)
+                self.handles.append(module.register_forward_pre_hook(
+                    self.need_head_weights, with_kwargs=True))
+                self.handles.append(module.register_forward_hook(hook, with_kwargs=True))
+
+    @staticmethod
+    def need_head_weights(module, args, kwargs):
+        return args, {**kwargs, "need_head_weights": True}
 
     def remove(self):
         for handle in self.handles:

@@ -22,6 +22,8 @@ import torch.nn.functional as F
 from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 from torch import Tensor, nn
 
+from fairseq_tree.modules.heads import MultiheadProjections, returned_weights
+
 
 def neighbour_scores(link_query: Tensor, link_key: Tensor) -> tuple[Tensor, Tensor]:
     """Eq. 5: s_{i,i+1} = q_i . k_{i+1} / d, with d = d_model / 2, towards both neighbours.
@@ -126,32 +128,23 @@ class NeighbouringAttention(nn.Module):
         return link_probability(*neighbour_attention(right, left, padding), padding)
 
 
-class ConstituentSelfAttention(nn.Module):
+class ConstituentSelfAttention(MultiheadProjections):
     """Multi-head self-attention constrained by the constituent prior (Eqs. 2-8), a drop-in for
     fairseq's ``MultiheadAttention`` in an encoder layer (same call, T x B x C in and out). It
     reads a^{l-1} and the padding from the shared ``LinkChain`` and appends its a^l there."""
 
     def __init__(self, embed_dim: int, num_heads: int, chain: LinkChain, dropout: float = 0.0):
-        super().__init__()
-        if embed_dim % num_heads:
-            raise ValueError(f"embed_dim {embed_dim} is not divisible by {num_heads} heads")
-        self.embed_dim, self.num_heads = embed_dim, num_heads
-        self.head_dim = embed_dim // num_heads
-        self.chain, self.dropout = chain, dropout
-        self.q_proj, self.k_proj, self.v_proj, self.out_proj = (
-            nn.Linear(embed_dim, embed_dim) for _ in range(4))
+        super().__init__(embed_dim, num_heads, dropout)
+        self.chain = chain
         self.neighbouring_attention = NeighbouringAttention(embed_dim)
-
-    def split_heads(self, x: Tensor) -> Tensor:
-        """T x B x C -> B x H x T x D."""
-        length, batch, _ = x.shape
-        return x.view(length, batch, self.num_heads, self.head_dim).permute(1, 2, 0, 3)
 
     def forward(self, query: Tensor, key: Optional[Tensor] = None, value: Optional[Tensor] = None,
                 key_padding_mask: Optional[Tensor] = None, need_weights: bool = False,
-                attn_mask: Optional[Tensor] = None, **unused):
+                attn_mask: Optional[Tensor] = None, need_head_weights: bool = False, **unused):
         """query: T x B x C (key and value are the same tensor: self-attention). Returns the
-        output T x B x C and, with ``need_weights``, E averaged over heads (B x T x T)."""
+        output T x B x C and, with ``need_weights``, E of Eq. 2 averaged over heads (B x T x T;
+        H x B x T x T with ``need_head_weights``); its rows sum to at most 1 (not
+        renormalised)."""
         if attn_mask is not None:
             raise ValueError("constituent attention takes no attn_mask")
         padding = self.chain.padding  # B x T, set by the encoder for this batch
@@ -165,8 +158,10 @@ class ConstituentSelfAttention(nn.Module):
         scores = scores.masked_fill(padding[:, None, None, :], float("-inf"))
         weights = constituent_attention_weights(scores, constituent_prior(links, padding))
         attn = F.dropout(weights, p=self.dropout, training=self.training).type_as(v)
-        out = torch.matmul(attn, v).permute(2, 0, 1, 3).reshape(query.shape)  # T x B x C
-        return self.out_proj(out), (weights.mean(dim=1) if need_weights else None)
+        out = self.merge_heads(torch.matmul(attn, v))  # T x B x C
+        need_weights = need_weights or need_head_weights
+        return self.out_proj(out), (returned_weights(weights, need_head_weights)
+                                    if need_weights else None)
 
 
 class ConstituentEncoderLayer(TransformerEncoderLayerBase):

@@ -228,8 +228,8 @@ def build_accumulation_plan(
 
 def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> Tensor:
     """gamma (B x M x (Kv + Kh)): how much of each row of E^v (first Kv columns) and of E^h (the
-    others) node i accumulates (Eqs. 9-10 through Eqs. 6-7). With alpha per head (B x H x M x N)
-    gamma is per head too (B x H x M x (Kv + Kh))."""
+    others) node i accumulates (Eqs. 9-10 through Eqs. 6-7). With alpha per group of values
+    (B x G x M x N, ``accumulate``) gamma is per group too (B x G x M x (Kv + Kh))."""
     if alpha.dim() == 4:
         batch, heads, num_nodes, num_leaves = alpha.shape
         per_head = alpha.transpose(0, 1).reshape(heads, batch, num_nodes, num_leaves)
@@ -241,75 +241,51 @@ def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> Tensor:
     return gamma.view(batch, num_nodes, rows)
 
 
-def accumulate(
-    plan: AccumulationPlan,
-    leaves: Tensor,
-    nodes: Tensor,
-    leaf_weights: Tensor,
-    vertical: Optional[Tensor] = None,
-    horizontal: Optional[Tensor] = None,
-) -> Tensor:
+def accumulate(plan: AccumulationPlan, leaves: Tensor, nodes: Tensor, leaf_weights: Tensor,
+               vertical: Optional[Tensor] = None, horizontal: Optional[Tensor] = None) -> Tensor:
     """Eq. 8 (Eq. 10 with embeddings): N-bar' = V(U(F(L, N, R) + E), w), through ``plan``.
+
+    The d values are G groups of d/G, each accumulated with its own w: the paper's w, one for
+    every head, is G = 1; the authors' released code (convention (c), their ``dwstack_linear``
+    and ``accumulate_rightward`` in src/modules/nstack_merge_tree_attention.py) has one w per
+    head, w = L U + b, G = H groups of d/H.
 
     Args:
         leaves: B x N x d leaf values; nodes: B x M x d node values (any strides).
-        leaf_weights: B x N, the w of Eq. 7 (entries of leaves no node covers are ignored); or
-            B x N x H, one w per head (the released code's convention (c)): the d values are H
-            heads of d/H, each accumulated with its own w.
-        vertical, horizontal: Kv x e/2 and Kh x e/2 rows of E^v and E^h, or None. d must be a
+        leaf_weights: B x N, the w of Eq. 7, or B x N x G, one w per group (entries of leaves
+            no node covers are ignored).
+        vertical, horizontal: Kv x e/2 and Kh x e/2 rows of E^v and E^h, or None. d/G must be a
             multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the values, which
             is how the embeddings are shared across attention heads.
     Returns:
         B x M x d; rows of padded nodes are 0.
     """
-    if leaf_weights.dim() == 3:
-        return accumulate_per_head(plan, leaves, nodes, leaf_weights, vertical, horizontal)
     dtype = leaves.dtype
+    (batch, _, width), num_nodes = leaves.shape, nodes.size(1)
+    weights = leaf_weights.unsqueeze(-1) if leaf_weights.dim() == 2 else leaf_weights  # B x N x G
+    groups = weights.size(-1)
     # where, not a product alone: w may be anything (even NaN) at leaves no node covers.
-    weights = torch.where(plan.covered_leaves, leaf_weights.to(dtype), 0.0)
-    alpha = weights.unsqueeze(1) * plan.leaf_scale.to(dtype)  # B x M x N, 0 off the cover
-    # beta_it = sum over the leaves j of node t of alpha_ij, for t below i (t on P(i, j)).
-    beta = torch.bmm(alpha, plan.leaf_cover.to(dtype)) * plan.below_weight.to(dtype)
-    out = torch.baddbmm(torch.bmm(beta, nodes), alpha, leaves)
-    if vertical is None:
-        return out
-    if plan.embedding_paths is None:
-        raise ValueError("the accumulation plan was built without embedding rows")
-    gamma = embedding_weights(alpha, plan.embedding_paths)
-    embedded = gamma @ torch.block_diag(vertical, horizontal).to(dtype)  # B x M x e
-    batch, num_nodes, width = out.shape
-    shared = out.view(batch, num_nodes, width // embedded.size(-1), embedded.size(-1))
-    return (shared + embedded.unsqueeze(2)).view(batch, num_nodes, width)
-
-
-def accumulate_per_head(
-    plan: AccumulationPlan,
-    leaves: Tensor,
-    nodes: Tensor,
-    leaf_weights: Tensor,
-    vertical: Optional[Tensor] = None,
-    horizontal: Optional[Tensor] = None,
-) -> Tensor:
-    """Eq. 10 with the leaf weights of the authors' released code (convention (c)): w per head
-    (leaf_weights B x N x H, w = L U + b), each head's d/H values accumulated with its own w;
-    the embeddings (e = d/H wide) are added to every head. Returns B x M x d.
-
-    There (src/modules/nstack_merge_tree_attention.py) ``dwstack_linear`` gives one weight per
-    head and leaf, and ``accumulate_rightward`` applies each head's to that head's values."""
-    dtype = leaves.dtype
-    batch, num_leaves, width = leaves.shape
-    heads = leaf_weights.size(-1)
-    weights = torch.where(plan.covered_leaves.unsqueeze(-1), leaf_weights.to(dtype), 0.0)
+    weights = torch.where(plan.covered_leaves.unsqueeze(-1), weights.to(dtype), 0.0)
+    # alpha_ij = w_j kappa_ij: B x G x M x N, 0 off the cover
     alpha = weights.permute(0, 2, 1).unsqueeze(2) * plan.leaf_scale.to(dtype).unsqueeze(1)
-    beta = (alpha @ plan.leaf_cover.to(dtype).unsqueeze(1)) * plan.below_weight.to(dtype).unsqueeze(1)
-    split = lambda x: x.reshape(batch, x.size(1), heads, width // heads).transpose(1, 2)
-    out = beta @ split(nodes) + alpha @ split(leaves)  # B x H x M x d/H
+    # beta_it = sum over the leaves j of node t of alpha_ij, for t below i (t on P(i, j)).
+    beta = alpha @ plan.leaf_cover.to(dtype).unsqueeze(1)
+    beta = beta * plan.below_weight.to(dtype).unsqueeze(1)
+    # B x L x d -> (B G) x L x d/G: the groups of every batch row, consecutive
+    split = lambda x: x.reshape(batch, x.size(1), groups, width // groups).transpose(1, 2)
+    flat = lambda x: x.flatten(0, 1)
+    out = torch.baddbmm(torch.bmm(flat(beta), flat(split(nodes))), flat(alpha),
+                        flat(split(leaves)))
+    out = out.view(batch, groups, num_nodes, width // groups)  # B x G x M x d/G
     if vertical is not None:
         if plan.embedding_paths is None:
             raise ValueError("the accumulation plan was built without embedding rows")
-        gamma = embedding_weights(alpha, plan.embedding_paths)  # B x H x M x (Kv + Kh)
-        out = out + gamma @ torch.block_diag(vertical, horizontal).to(dtype)
-    return out.transpose(1, 2).reshape(batch, -1, width)
+        gamma = embedding_weights(alpha, plan.embedding_paths)  # B x G x M x (Kv + Kh)
+        embedded = gamma @ torch.block_diag(vertical, horizontal).to(dtype)  # B x G x M x e
+        e = embedded.size(-1)
+        shared = out.view(batch, groups, num_nodes, width // groups // e, e)  # e-wide slices
+        out = shared + embedded.unsqueeze(3)
+    return out.transpose(1, 2).reshape(batch, num_nodes, width)
 
 
 def hierarchical_accumulation(

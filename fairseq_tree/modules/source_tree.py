@@ -92,10 +92,10 @@ class SourceTree:
     def self_attention_mask(self, subtree_masking: bool) -> Tensor:
         """B x 1 x (N+M) x (N+M) bool over [leaves; nodes], True where a query may attend a key.
 
-        Leaf queries see the real leaves (Eq. 15: leaves attend to leaves only). With subtree
-        masking (Section 4.3) a node query sees the leaves of its span and the nodes of its own
-        subtree, itself included; without it, every real leaf and node. A padded node sees only
-        itself, which keeps its unused row finite.
+        Leaf queries see the real leaves (Eq. 11: leaves attend to leaves only; Eq. 18). With
+        subtree masking (Section 4.3) a node query sees the leaves of its span and the nodes of
+        its own subtree, itself included; without it, every real leaf and node. A padded node
+        sees only itself, which keeps its unused row finite.
         """
         batch, n, m = self.leaf_padding_mask.size(0), self.num_leaves, self.num_nodes
         leaf_rows = torch.cat([(~self.leaf_padding_mask).unsqueeze(1).expand(batch, n, n),

@@ -1,6 +1,10 @@
 """Tree-based attention (Nguyen et al., ICLR 2020): encoder self-attention over leaves and nodes
 (Section 4.3, Eqs. 11-20) and decoder cross-attention over the source tree (Section 4.4,
-Eqs. 21-24). Node values come from hierarchical accumulation (Section 4.2)."""
+Eqs. 21-24). Node values come from hierarchical accumulation (Section 4.2). Each paper equation of
+the attentions is one method (``leaf_attention``, Eq. 18; ``node_attention``, Eq. 17;
+``target_attention``, Eq. 24); the head plumbing is ``heads.MultiheadProjections``. Both return
+their attention weights when asked (``need_weights``, ``need_head_weights``) with fairseq's
+shapes, over the keys [leaves; nodes]."""
 
 import math
 from typing import Dict, Optional, Tuple
@@ -10,6 +14,7 @@ import torch.nn.functional as F
 from fairseq.incremental_decoding_utils import with_incremental_state
 from torch import Tensor, nn
 
+from fairseq_tree.modules.heads import MultiheadProjections, returned_weights
 from fairseq_tree.modules.hierarchical_accumulation import PAPER, AccumulationConventions, accumulate
 from fairseq_tree.modules.source_tree import SourceTree
 
@@ -52,7 +57,7 @@ class HierarchicalEmbedding(nn.Module):
         return self.vertical.size(0), self.horizontal.size(0)
 
 
-class TreeAttentionBase(nn.Module):
+class TreeAttentionBase(MultiheadProjections):
     """Multi-head attention whose node values are hierarchically accumulated.
 
     Projections W^Q, W^K, W^V, W^O are shared by leaves and nodes; u (``leaf_weight``) gives the
@@ -64,17 +69,8 @@ class TreeAttentionBase(nn.Module):
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
                  hier_embed_rows: Optional[int] = 100, kdim: Optional[int] = None,
                  conventions: AccumulationConventions = PAPER):
-        super().__init__()
-        if embed_dim % num_heads:
-            raise ValueError(f"embed_dim {embed_dim} is not divisible by {num_heads} heads")
+        super().__init__(embed_dim, num_heads, dropout, kdim)
         kdim = kdim or embed_dim
-        self.embed_dim, self.num_heads = embed_dim, num_heads
-        self.head_dim = embed_dim // num_heads
-        self.dropout = dropout
-        self.q_proj = nn.Linear(embed_dim, embed_dim)
-        self.k_proj = nn.Linear(kdim, embed_dim)
-        self.v_proj = nn.Linear(kdim, embed_dim)
-        self.out_proj = nn.Linear(embed_dim, embed_dim)
         self.conventions = conventions
         head_weights = conventions.head_leaf_weights
         # u_s (encoder) or u_c (decoder); U with its bias under convention (c)
@@ -114,7 +110,8 @@ class TreeAttentionBase(nn.Module):
 
     def accumulated_node_values(self, tree: SourceTree, leaf_states: Tensor,
                                 leaf_values: Tensor, node_values: Tensor) -> Tensor:
-        """N-bar' of Eq. 10 (Eq. 8 for -HierEmb) with w = ``leaf_weights`` (Eq. 7).
+        """N-bar' of Eq. 10 (Eq. 8 for -HierEmb) with w = ``leaf_weights`` (Eq. 7): the node
+        values of Eq. 16 (self-attention, w from u_s) and Eq. 23 (cross-attention, from u_c).
 
         Args:
             leaf_states: N x B x C, the L that gives w; leaf_values / node_values: N x B x C and
@@ -130,48 +127,6 @@ class TreeAttentionBase(nn.Module):
         accumulated = accumulate(plan, leaf_values.transpose(0, 1), node_values.transpose(0, 1),
                                  weights, *tables)
         return accumulated.transpose(0, 1)
-
-    def project(self, x: Tensor, *projections: nn.Linear) -> Tuple[Tensor, ...]:
-        """``projections`` of x as one matrix product (T x B x C -> one T x B x C view each):
-        the same arithmetic as applying each in turn, in fewer and larger products."""
-        weight = torch.cat([p.weight for p in projections])
-        bias = torch.cat([p.bias for p in projections])
-        return F.linear(x, weight, bias).chunk(len(projections), dim=-1)
-
-    def split_heads(self, x: Tensor) -> Tensor:
-        """T x B x C -> B x H x T x D (a view)."""
-        length, batch, _ = x.shape
-        return x.view(length, batch, self.num_heads, self.head_dim).permute(1, 2, 0, 3)
-
-    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor, need_weights: bool):
-        """Scaled dot-product attention of T x B' x C projected queries over B x H x S x D keys
-        and values, where B' = c B: the c consecutive query rows of each key row (beam copies of
-        one sentence) share its keys. ``mask`` is additive, broadcastable to B x H x T' x S.
-
-        Returns the T x B' x H x D context (strided) and, with ``need_weights``, the
-        B' x H x T x S attention probabilities."""
-        length, rows, _ = q.shape
-        batch = k.size(0)
-        copies = rows // batch
-        # T x (B c) x C -> B x H x (c T) x D: the copies of a sentence are more queries of it.
-        q = q.view(length, batch, copies, self.num_heads, self.head_dim)
-        q = q.permute(1, 3, 2, 0, 4).reshape(batch, self.num_heads, copies * length, self.head_dim)
-        dropout = self.dropout if self.training else 0.0
-        weights = None
-        if not need_weights:
-            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-        else:
-            scores = (q @ k.transpose(-1, -2)) * self.head_dim**-0.5
-            # softmax in float32 at least, as fairseq's attention does for half precision
-            scores = scores.to(torch.promote_types(scores.dtype, torch.float32)) + mask
-            weights = torch.softmax(scores, dim=-1).to(q.dtype)
-            context = F.dropout(weights, p=dropout, training=self.training) @ v
-            weights = weights.view(batch, self.num_heads, copies, length, -1).transpose(1, 2)
-            weights = weights.reshape(rows, self.num_heads, length, k.size(2))
-        context = context.view(batch, self.num_heads, copies, length, self.head_dim)
-        context = context.permute(3, 0, 2, 1, 4)
-        context = context.reshape(length, rows, self.num_heads, self.head_dim)
-        return context, weights
 
 
 class TreeSelfAttention(TreeAttentionBase):
@@ -200,16 +155,23 @@ class TreeSelfAttention(TreeAttentionBase):
                             self.conventions)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: SourceTree,
-                need_weights: bool = False, attn_mask: Optional[Tensor] = None):
+                need_weights: bool = False, attn_mask: Optional[Tensor] = None,
+                need_head_weights: bool = False):
         """
         Args:
             query (= key = value): (N + M) x B x C, the leaves then the nodes.
             key_padding_mask: the ``SourceTree`` of the batch.
         Returns:
-            (N + M) x B x C, and None (no attention weights are returned).
+            (N + M) x B x C, and with ``need_weights`` the attention of every query over the keys
+            [leaves; nodes]: B x (N + M) x (N + M) averaged over heads, or
+            H x B x (N + M) x (N + M) with ``need_head_weights`` (fairseq's shapes). A leaf
+            query's row is its Eq. 18 attention over the leaf keys, 0 on the node keys; a node
+            query's row its Eq. 17 attention over the leaves of its span and the nodes of its
+            subtree (over every real key without subtree masking). None when not asked.
         """
         if attn_mask is not None:
             raise ValueError("tree self-attention takes its mask from the tree, not attn_mask")
+        need_weights = need_weights or need_head_weights
         tree, n = key_padding_mask, key_padding_mask.num_leaves
         parts = [n, tree.num_nodes]
         q, k, values = self.project(query, self.q_proj, self.k_proj, self.v_proj)  # T x B x C
@@ -217,15 +179,55 @@ class TreeSelfAttention(TreeAttentionBase):
         node_values = self.accumulated_node_values(tree, query[:n], leaf_values, node_values)
         k, v = self.split_heads(k), self.split_heads(torch.cat([leaf_values, node_values]))
         leaf_queries, node_queries = q.split(parts)
-        dtype = q.dtype
         # The leaves' values from the projection, not from the concatenation: then the node
         # attention's backward frees the concatenation before the leaf attention's backward runs.
-        leaves, _ = self.attend(leaf_queries, k[:, :, :n], self.split_heads(leaf_values),
-                                tree.leaf_query_mask(dtype), need_weights=False)
-        nodes, _ = self.attend(node_queries, k, v, tree.node_query_mask(self.subtree_masking, dtype),
-                               need_weights=False)
+        leaves, leaf_weights = self.leaf_attention(leaf_queries, k[:, :, :n],
+                                                   self.split_heads(leaf_values), tree,
+                                                   need_weights)
+        nodes, node_weights = self.node_attention(node_queries, k, v, tree, need_weights)
         context = torch.cat([leaves, nodes]).flatten(2)  # T x B x C
-        return self.out_proj(context), None
+        weights = None
+        if need_weights:  # B x H x (N + M) x (N + M): leaf rows, 0 on the node keys, node rows
+            leaf_weights = F.pad(leaf_weights, (0, tree.num_nodes))
+            weights = returned_weights(torch.cat([leaf_weights, node_weights], dim=2),
+                                       need_head_weights)
+        return self.out_proj(context), weights
+
+    def leaf_attention(self, leaf_queries: Tensor, leaf_keys: Tensor, leaf_values: Tensor,
+                       tree: SourceTree, need_weights: bool):
+        """Eq. 18, the leaves' attention: Att_L = softmax(mu([A_LN; A_LL])) [N-bar'; L-bar].
+
+        The subtree mask mu (Eq. 11) leaves a leaf query the leaf keys alone, so this is
+        softmax(A_LL) L-bar with A_LL = (L W^Q)(L W^K)^T / sqrt(d) (Eq. 13) over the real
+        leaves: a key-padding mask, and the node keys are never scored. The -SubMask ablation
+        lifts the mask of the node queries only; leaves still see leaves alone.
+
+        Args:
+            leaf_queries: N x B x C, L W^Q; leaf_keys, leaf_values: B x H x N x D, L W^K and
+                L-bar = L W^V.
+        Returns:
+            N x B x H x D, and with ``need_weights`` the B x H x N x N probabilities.
+        """
+        mask = tree.leaf_query_mask(leaf_queries.dtype)
+        return self.attend(leaf_queries, leaf_keys, leaf_values, mask, need_weights)
+
+    def node_attention(self, node_queries: Tensor, keys: Tensor, values: Tensor,
+                       tree: SourceTree, need_weights: bool):
+        """Eq. 17, the nodes' attention: Att_N = softmax(mu([A_NN; A_NL])) [N-bar'; L-bar].
+
+        A_NL = (N W^Q)(L W^K)^T / sqrt(d) and A_NN = (N W^Q)(N W^K)^T / sqrt(d) (Eqs. 12, 14),
+        masked by mu (Eq. 11): a node query sees the leaves of its span and the nodes of its
+        subtree, itself included (every real key without subtree masking). Keys and values are
+        in the order [leaves; nodes], the paper's [nodes; leaves] swapped.
+
+        Args:
+            node_queries: M x B x C, N W^Q; keys, values: B x H x (N + M) x D, [L W^K; N W^K]
+                and [L-bar; N-bar'] (N-bar' of Eq. 16, ``accumulated_node_values``).
+        Returns:
+            M x B x H x D, and with ``need_weights`` the B x H x M x (N + M) probabilities.
+        """
+        mask = tree.node_query_mask(self.subtree_masking, node_queries.dtype)
+        return self.attend(node_queries, keys, values, mask, need_weights)
 
 
 @with_incremental_state
@@ -260,9 +262,10 @@ class TreeCrossAttention(TreeAttentionBase):
             query: T x B x C target states.
             key, value: the ``SourceTree`` with encoder states (unused once cached).
         Returns:
-            T x B x C, and with ``need_weights`` the attention over the source *leaves*
-            (B x T x N averaged over heads, or H x B x T x N with ``need_head_weights``), so
-            alignments index ``src_tokens``.
+            T x B x C, and with ``need_weights`` the attention (Eq. 24) over the source keys
+            [leaves; nodes], N + M of them: B x T x (N + M) averaged over heads, or
+            H x B x T x (N + M) with ``need_head_weights`` (fairseq's shapes); None when not
+            asked. ``TreeDecoderLayer`` keeps the first N columns, the leaves, for alignments.
         """
         need_weights = need_weights or need_head_weights
         memory = self._get_input_buffer(incremental_state)
@@ -271,19 +274,18 @@ class TreeCrossAttention(TreeAttentionBase):
             copies = self.beam_size if incremental_state is not None else 1
             copies = copies if key.spans.size(0) % copies == 0 else 1
             memory = self.source_memory(key.sentences(copies))
-            memory["copies"] = copies  # a number, as "num_leaves": reading it needs no device
+            memory["copies"] = copies  # a number: reading it needs no device
             if incremental_state is not None:
                 self._set_input_buffer(incremental_state, memory)
-        context, weights = self.attend(self.q_proj(query), memory["prev_key"],
-                                       memory["prev_value"], memory["key_mask"], need_weights)
+        context, weights = self.target_attention(query, memory, need_weights)
         if weights is not None:
-            weights = weights[..., :memory["num_leaves"]]  # the leaves of [leaves; nodes]
-            weights = weights.transpose(0, 1) if need_head_weights else weights.mean(dim=1)
+            weights = returned_weights(weights, need_head_weights)
         return self.out_proj(context.flatten(2)), weights
 
     def source_memory(self, tree: SourceTree) -> Dict[str, Tensor]:
-        """Keys and values (B x H x (N+M) x D) over [leaves; nodes], the nodes' values
-        accumulated, and the additive key mask (B x 1 x 1 x (N+M)) of the source trees."""
+        """The source side of Eqs. 21-23: keys [L W^K; N W^K] and values [L-bar; N-bar']
+        (B x H x (N+M) x D each, N-bar' of Eq. 23 by ``accumulated_node_values`` with u_c) over
+        [leaves; nodes], and the additive key mask (B x 1 x 1 x (N+M)) of the source trees."""
         states, n = tree.states, tree.num_leaves  # (N+M) x B x C
         keys, values = self.project(states, self.k_proj, self.v_proj)
         leaf_values, node_values = values.split([n, tree.num_nodes])
@@ -293,8 +295,22 @@ class TreeCrossAttention(TreeAttentionBase):
             "prev_key": self.split_heads(keys),
             "prev_value": self.split_heads(values),
             "key_mask": tree.memory_mask(values.dtype),
-            "num_leaves": n,
         }
+
+    def target_attention(self, query: Tensor, memory: Dict[str, Tensor], need_weights: bool):
+        """Eq. 24, the target queries' attention: Att_Q = softmax([A_QN; A_QL]) [N-bar'; L-bar].
+
+        A_QN = (Q W^Q)(N W^K)^T / sqrt(d) and A_QL = (Q W^Q)(L W^K)^T / sqrt(d) (Eqs. 21-22)
+        over the real keys of ``memory`` (``source_memory``), in the order [leaves; nodes]; no
+        subtree mask, as the queries are not in the source tree.
+
+        Args:
+            query: T x B' x C target states (B' = c B with c beam copies of each sentence).
+        Returns:
+            T x B' x H x D, and with ``need_weights`` the B' x H x T x (N + M) probabilities.
+        """
+        return self.attend(self.q_proj(query), memory["prev_key"], memory["prev_value"],
+                           memory["key_mask"], need_weights)
 
     def reorder_incremental_state(self, incremental_state, new_order: Tensor):
         """Follow beam search: reorder the cached source memory along the batch. A reorder that

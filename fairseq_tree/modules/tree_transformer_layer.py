@@ -56,3 +56,12 @@ class TreeDecoderLayer(TransformerDecoderLayerBase):
             hier_embed_rows=self.hier_embed_rows, kdim=cfg.encoder.embed_dim,
             conventions=self.conventions,
         )
+
+    def forward(self, x: Tensor, encoder_out: Optional[SourceTree] = None, *args, **kwargs):
+        """fairseq's decoder layer. The encoder attention's weights over [leaves; nodes], when
+        the layer returns them (``need_attn``, alignments), keep their leaf columns, the first
+        N: so they index ``src_tokens``, as fairseq's decoder and sequence generator expect."""
+        x, attn, self_attn_state = super().forward(x, encoder_out, *args, **kwargs)
+        if attn is not None:
+            attn = attn[..., :encoder_out.num_leaves]
+        return x, attn, self_attn_state
