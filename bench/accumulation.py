@@ -30,7 +30,6 @@ peak counter on a GPU). The CPU profiler logs "USDT ... profiler_start" lines on
 import argparse
 import json
 import os
-import platform
 import random
 import statistics
 import sys
@@ -42,7 +41,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dense_reference import dense_accumulation  # noqa: E402
-from report import write_json  # noqa: E402
+from report import load_average, machine, write_json  # noqa: E402
 
 from fairseq.models.transformer import TransformerConfig  # noqa: E402
 from fairseq.modules import MultiheadAttention  # noqa: E402
@@ -151,10 +150,10 @@ def layer_methods(inputs, dim, ffn, heads, rows, device):
     }
 
 
-def seconds(function, repeats: int, device: str, warm_up: bool = True) -> float:
-    """Median wall time of ``repeats`` calls, after one warm-up call unless the caller has
-    already run it."""
-    if warm_up:
+def seconds(function, repeats: int, device: str, warm_ups: int = 1) -> float:
+    """Median wall time of ``repeats`` calls, after ``warm_ups`` calls (none where the caller
+    has already run it)."""
+    for _ in range(warm_ups):
         function()
     times = []
     for _ in range(repeats):
@@ -252,18 +251,9 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def machine_info(device: str) -> dict:
-    """Where the numbers come from, and the load average (1, 5, 15 min) when called: other
-    processes on the same cores slow every timing (call again at the end for the load after)."""
-    return {"platform": platform.platform(), "processor": platform.processor(),
-            "threads": torch.get_num_threads(), "torch": torch.__version__,
-            "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-            "load_average": list(os.getloadavg())}
-
-
 def main(argv=None):
     args = get_parser().parse_args(argv)
-    machine = machine_info(args.device)
+    where = machine(args.device)
     print(table_line(table_labels()), flush=True)
     results = []
     for n in args.sizes:
@@ -272,7 +262,7 @@ def main(argv=None):
     report = {
         "benchmark": "hierarchical accumulation, attention and encoder layers, forward + backward",
         "settings": {k: v for k, v in vars(args).items() if k != "json"},
-        "machine": {**machine, "load_average_after": list(os.getloadavg())},
+        "machine": {**where, "load_average_after": load_average()},
         "date": time.strftime("%Y-%m-%d"),
         "results": results,
     }

@@ -5,17 +5,16 @@ each on the test set, and print one table: tree2seq against fairseq's Transforme
     python bench/compare.py synthetic tree2seq transformer --data DIR --checkpoints DIR
 
 Each model runs exactly as ``scripts/train.sh PAIR MODEL`` and ``scripts/evaluate.sh PAIR MODEL``
-(``python -m fairseq_tree.cli.experiment``), so the budget is the config's: the same number of
-updates and the same batches for every model. The training log of each run is kept beside its
-checkpoints (``train.log``); a run that already reached its last update is not trained again, and
-its time is read from that log. Arguments after ``--`` go to fairseq-train for every model.
+(the runner, ``configs/runner``), so the budget is the config's: the same number of updates and
+the same batches for every model. The training log of each run is kept beside its checkpoints
+(``train.log``, fairseq's progress logged as JSON); a run that already reached its last update is
+not trained again, and its time is read from that log. Arguments after ``--`` go to
+fairseq-train for every model.
 """
 
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,70 +22,68 @@ from pathlib import Path
 from report import machine, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
-PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
-# fairseq's end-of-epoch summary: "| train | epoch 003 | ... | num_updates 120 | ... | wall 95";
-# wall is the seconds since training started (validation and saving included).
-TRAIN_SUMMARY = re.compile(r"\| train \| epoch (\d+) \|.*\| num_updates (\d+) \|.*"
-                           r"\| wall (\d+)$", re.M)
-# fairseq-train's configuration, the first line of each run: the log of a resumed run holds
-# several, and each starts its wall clock at 0 (fairseq resets its time meters on a resume)
-RUN_START = re.compile(r"\| fairseq_cli\.train \| \{'_name'")
+sys.path.insert(0, str(ROOT))  # the runner: configs/runner
+from configs.runner.fairseq_logs import parameter_counts, progress_records, runs  # noqa: E402
+from configs.runner.processes import run_command  # noqa: E402
+from fairseq_tree.cli.console import CliError  # noqa: E402
 
-# fairseq's validation line: "| valid | epoch 003 | valid on 'valid' subset | ... | accuracy 51.2
-# | ... | num_updates 696 ..." (the metric's name given).
-VALID_LINE = (r"\| epoch (\d+) \| valid on 'valid' subset \|.*\| {metric} ([\d.]+) \|.*"
-              r"\| num_updates (\d+)")
+RUNNER = ROOT / "configs" / "runner"
+# fairseq-train's progress as JSON records, which the training record is read from (last: the
+# config's log-format is for a person reading the terminal)
+JSON_LOG = ["--log-format", "json"]
 
 
 def valid_curve(log_text: str, metric: str = "accuracy") -> list[tuple[int, int, float]]:
     """(epoch, updates, valid metric) of every validation in a fairseq-train log, in order."""
-    return [(int(epoch), int(updates), float(value)) for epoch, value, updates in
-            re.findall(VALID_LINE.format(metric=metric), log_text)]
+    return [(int(r["epoch"]), int(r["num_updates"]), float(r[metric]))
+            for r in progress_records(log_text, ["valid"]) if metric in r]
 
 
 def experiment(command: str, pair: str, model: str, env: dict, extras=(), log=None):
-    """``python -m fairseq_tree.cli.experiment COMMAND PAIR MODEL``; its output is copied to
-    ``log`` (appended) and to our stderr as it comes."""
-    cmd = [sys.executable, "-m", "fairseq_tree.cli.experiment", command, pair, model, *extras]
-    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, cwd=ROOT) as proc:
-        for line in proc.stdout:
-            sys.stderr.write(line)
-            if log is not None:
-                log.write(line)
-                log.flush()  # a killed run's log keeps every line, up to its last checkpoint
-    if proc.returncode != 0:
-        sys.exit(f"compare: {command} {pair} {model} failed (exit {proc.returncode})")
+    """``python configs/runner COMMAND PAIR MODEL``; its output is copied to ``log`` (a file
+    open for appending bytes) and to our stderr as it comes."""
+    cmd = [sys.executable, str(RUNNER), command, pair, model, *extras]
+    try:
+        run_command(cmd, log, env=env, cwd=ROOT)
+    except CliError as err:
+        sys.exit(f"compare: {command} {pair} {model} failed ({err})")
 
 
 def training_record(log_text: str) -> dict:
     """Parameters, updates, epochs and seconds of a run, from its fairseq-train log: the last
-    epoch summary, and the seconds summed over the runs of a resumed run (each up to its last
-    epoch summary, where the next run resumed; the rest of an epoch it was stopped in is
+    epoch summary (fairseq's ``wall`` is the seconds since training started, validation and
+    saving included), and the seconds summed over the runs of a resumed run (each up to its
+    last epoch summary, where the next run resumed; the rest of an epoch it was stopped in is
     trained again)."""
-    params = PARAMS.findall(log_text)
-    summaries = TRAIN_SUMMARY.findall(log_text)
+    params = parameter_counts(log_text)
+    summaries = progress_records(log_text, ["train"])
     if not params or not summaries:
         raise SystemExit("compare: the training log has no parameter count or epoch summary")
-    epoch, updates, _ = map(int, summaries[-1])
-    seconds = sum(int(found[-1][2]) for found in map(TRAIN_SUMMARY.findall,
-                                                     RUN_START.split(log_text)) if found)
-    return {"parameters": int(params[-1].replace(",", "")), "epochs": epoch, "updates": updates,
-            "train_seconds": seconds}
+    seconds = sum(int(found[-1]["wall"]) for found in
+                  (progress_records(run, ["train"]) for run in runs(log_text)) if found)
+    return {"parameters": params[-1], "epochs": int(summaries[-1]["epoch"]),
+            "updates": int(summaries[-1]["num_updates"]), "train_seconds": seconds}
+
+
+def train_and_evaluate(pair: str, model: str, env: dict, extras=(), evaluate_args=()):
+    """Train (or finish training) then evaluate one model: its test-results.json, its training
+    log (all of it, earlier calls' included) and the seconds this call trained."""
+    save_dir = Path(env["CHECKPOINTS"]) / pair / model
+    save_dir.mkdir(parents=True, exist_ok=True)
+    with open(save_dir / "train.log", "ab") as log:
+        start = time.perf_counter()
+        experiment("train", pair, model, env, [*extras, *JSON_LOG], log)
+        seconds = time.perf_counter() - start
+    experiment("evaluate", pair, model, env, evaluate_args)
+    results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
+    return results, (save_dir / "train.log").read_text(encoding="utf-8"), seconds
 
 
 def run_model(pair: str, model: str, env: dict, extras: list[str],
               generate_args: list[str]) -> dict:
     """Train (or finish training) then evaluate one model; its row of the table."""
-    save_dir = Path(env["CHECKPOINTS"]) / pair / model
-    save_dir.mkdir(parents=True, exist_ok=True)
-    with open(save_dir / "train.log", "a", encoding="utf-8") as log:
-        start = time.perf_counter()
-        experiment("train", pair, model, env, extras, log)
-        seconds = time.perf_counter() - start
-    experiment("evaluate", pair, model, env, generate_args)
-    results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
-    record = training_record((save_dir / "train.log").read_text(encoding="utf-8"))
+    results, log_text, seconds = train_and_evaluate(pair, model, env, extras, generate_args)
+    record = training_record(log_text)
     return {"model": model, **record, "this_call_seconds": round(seconds, 1),
             "sacrebleu": results["sacrebleu"], "tokenized_bleu": results["tokenized_bleu"],
             "sacrebleu_signature": results["sacrebleu_signature"],

@@ -33,12 +33,14 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import machine_info, random_tree_spans  # noqa: E402
-from report import write_json  # noqa: E402
+from accumulation import random_tree_spans, seconds  # noqa: E402
+from report import load_average, machine, write_json  # noqa: E402
 
 from fairseq import options  # noqa: E402
 from fairseq.data import Dictionary  # noqa: E402
 from fairseq.models import build_model  # noqa: E402
+
+from fairseq_tree.data.label_dictionary import label_symbol  # noqa: E402
 
 PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "fairseq_tree")
@@ -61,7 +63,7 @@ def build_dictionary(words: int) -> Dictionary:
     """``words`` word types plus the [LABEL] and [TAG] symbols, as fairseq-tree-preprocess
     writes them."""
     dictionary = Dictionary()
-    for symbol in [f"w{k}" for k in range(words)] + [f"[{x}]" for x in LABELS + TAGS]:
+    for symbol in [f"w{k}" for k in range(words)] + [label_symbol(x) for x in LABELS + TAGS]:
         dictionary.add_symbol(symbol)
     dictionary.add_symbol("<mask>")  # as sentence_prediction loads dictionaries
     return dictionary
@@ -105,8 +107,8 @@ def make_batch(rng: random.Random, dictionary: Dictionary, batch: int, n: int, s
     for b, tree in enumerate(trees):
         for i, span in enumerate(tree):
             spans[b, i] = torch.tensor(span)
-            labels[b, i] = dictionary.index(f"[{rng.choice(LABELS)}]")
-    tags = torch.tensor([[dictionary.index(f"[{rng.choice(TAGS)}]") for _ in range(n)]
+            labels[b, i] = dictionary.index(label_symbol(rng.choice(LABELS)))
+    tags = torch.tensor([[dictionary.index(label_symbol(rng.choice(TAGS))) for _ in range(n)]
                          + [dictionary.pad()] for _ in range(batch)])
     net_input = {"src_tokens": tokens, "src_lengths": torch.full((batch,), n + 1),
                  "src_node_labels": labels, "src_node_spans": spans, "src_leaf_tags": tags}
@@ -128,21 +130,6 @@ def training_step(model, optimizer, net_input, targets):
     optimizer.step()
 
 
-def seconds_per_step(step, repeats: int, device: str) -> float:
-    """Median wall time of ``repeats`` steps, after two warm-up steps."""
-    times = []
-    for k in range(repeats + 2):
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        step()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        if k >= 2:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def measure(args, name: str, dictionary: Dictionary, n: int, batch: int) -> dict:
     torch.manual_seed(args.seed)
     model = build_classifier(name, dictionary, classes=2).to(args.device).train()
@@ -156,8 +143,8 @@ def measure(args, name: str, dictionary: Dictionary, n: int, batch: int) -> dict
         del net_input["src_leaf_tags"]
     net_input = {key: value.to(args.device) for key, value in net_input.items()}
     targets = targets.to(args.device)
-    ms = 1000 * seconds_per_step(lambda: training_step(model, optimizer, net_input, targets),
-                                 args.repeats, args.device)
+    ms = 1000 * seconds(lambda: training_step(model, optimizer, net_input, targets),
+                        args.repeats, args.device, warm_ups=2)
     parameters = sum(p.numel() for p in model.parameters())
     return {"model": name, "n": n, "batch": batch, "ms": ms, "mean_height": height,
             "parameters": parameters}
@@ -216,7 +203,7 @@ def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    machine = machine_info(args.device)
+    where = machine(args.device)
     dictionary = build_dictionary(args.words)
     print(f"{'model':<42} {'batch':>5} {'n':>5} {'height':>7} {'ms/step':>9}", flush=True)
     rows = []
@@ -230,7 +217,7 @@ def main(argv=None) -> dict:
     report = {
         "benchmark": "one training step (forward + backward + Adam) against sentence length",
         "settings": {k: v for k, v in vars(args).items() if k not in ("json", "plot")},
-        "machine": {**machine, "load_average_after": list(os.getloadavg())},
+        "machine": {**where, "load_average_after": load_average()},
         "date": time.strftime("%Y-%m-%d"),
         "results": rows,
     }

@@ -41,10 +41,12 @@ from fairseq import options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import machine_info, seconds  # noqa: E402
-from report import write_json  # noqa: E402
+from accumulation import seconds  # noqa: E402
+from report import load_average, machine, write_json  # noqa: E402
 
-from fairseq_tree.cli import bpe, preprocess  # noqa: E402  (importing registers the plugin)
+import fairseq_tree  # noqa: E402,F401  (registers the plugin)
+from fairseq_tree.data.preprocess import PreprocessOptions, preprocess  # noqa: E402
+from fairseq_tree.data.bpe import apply_codes, learn_codes  # noqa: E402
 
 BIBLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "bible"
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
@@ -52,24 +54,19 @@ MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same 
 
 def build_data_bin(work: str, symbols: int) -> str:
     """The Bible sample (English trees -> French), joint BPE and binarized into ``work`` with
-    scripts/example.sh's steps and flags (one worker; train and test only), by the console
-    scripts' own parsers and functions; returns the data-bin folder."""
-    codes, bpe_parser = os.path.join(work, "codes"), bpe.get_parser()
-    bpe.learn(bpe_parser.parse_args([
-        "learn", "--method", "subword-nmt", "--symbols", str(symbols), "--output", codes,
-        "--trees", str(BIBLE / "train.en"), "--text", str(BIBLE / "train.fr")]))
+    scripts/example.sh's steps and flags (one worker; train and test only), by the package's
+    BPE and binarising functions; returns the data-bin folder."""
+    codes = os.path.join(work, "codes")
+    learn_codes(codes, symbols, trees=[str(BIBLE / "train.en")], text=[str(BIBLE / "train.fr")])
     for split in ("train", "test"):
-        for side, text in (("en", []), ("fr", ["--text"])):
-            bpe.apply(bpe_parser.parse_args([
-                "apply", "--codes", codes, *text, "--input", str(BIBLE / f"{split}.{side}"),
-                "--output", os.path.join(work, f"{split}.{side}")]))
-    parser, destdir = preprocess.get_parser(), os.path.join(work, "data-bin")
-    args = parser.parse_args([
-        "--source-lang", "en", "--target-lang", "fr", "--joined-dictionary", "--workers", "1",
-        "--trainpref", os.path.join(work, "train"), "--testpref", os.path.join(work, "test"),
-        "--destdir", destdir])
-    preprocess.check_args(parser, args)
-    preprocess.main(args)
+        for side, text in (("en", False), ("fr", True)):
+            stats = apply_codes(codes, str(BIBLE / f"{split}.{side}"),
+                                os.path.join(work, f"{split}.{side}"), text=text)
+            print(stats.report(), file=sys.stderr)
+    destdir = os.path.join(work, "data-bin")
+    preprocess(PreprocessOptions(destdir, source_lang="en", target_lang="fr",
+                                 joined_dictionary=True, trainpref=os.path.join(work, "train"),
+                                 testpref=os.path.join(work, "test")))
     return destdir
 
 
@@ -173,7 +170,7 @@ def decoding_counts(setup: Setup, batches: list) -> dict:
 def measure(setup: Setup, batches: list, args) -> dict:
     """Times (medians of ``args.repeats``) and counts of one model at one batch size."""
     counts = decoding_counts(setup, batches)
-    generate_s = seconds(lambda: generate(setup, batches), args.repeats, args.device, warm_up=False)
+    generate_s = seconds(lambda: generate(setup, batches), args.repeats, args.device, warm_ups=0)
     encoder_s = seconds(lambda: encode(setup, batches), args.repeats, args.device)
     sentences = sum(len(batch["id"]) for batch in batches)
     return {"generate_ms": 1000 * generate_s, "encoder_ms": 1000 * encoder_s,
@@ -260,12 +257,19 @@ def preamble(report) -> list:
     ]
 
 
-def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def data_bin_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with the options of the benchmarks on a data-bin: ``--data``, or the Bible
+    sample binarized by ``build_data_bin`` with ``--bpe-symbols`` merges."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
-                        "sample of tests/data/bible, built into a temporary folder)")
+                        "sample of tests/data/bible, BPE'd and binarized into a temporary folder)")
     parser.add_argument("--bpe-symbols", type=int, default=2000,
                         help="BPE merges of the data-bin built without --data")
+    return parser
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = data_bin_parser(__doc__.split("\n")[0])
     parser.add_argument("--archs", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),
                         default=["tree2seq_iwslt_de_en", "transformer_iwslt_de_en"])
     parser.add_argument("--model-args", default="--share-all-embeddings",
@@ -291,7 +295,7 @@ def run(args, data: str) -> dict:
         "sentences": len(setups["tree2seq"].task.dataset("test")),
         "source": split_sizes(setups["tree2seq"]),
         "models": {name: model_summary(setup) for name, setup in setups.items()},
-        "machine": machine_info(args.device),
+        "machine": machine(args.device),
         "date": time.strftime("%Y-%m-%d"),
         "results": [],
     }
@@ -299,7 +303,7 @@ def run(args, data: str) -> dict:
     for batch_size in args.batch_sizes:
         report["results"].append(compare(setups, batch_size, args))
         print("\n".join(table_lines(report["results"][-1])), flush=True)
-    report["machine"]["load_average_after"] = list(os.getloadavg())
+    report["machine"]["load_average_after"] = load_average()
     return report
 
 

@@ -54,6 +54,7 @@ import masked_lm  # noqa: E402
 import seeds  # noqa: E402
 from report import machine, previous_report, report_t_tests, write_json  # noqa: E402
 
+from fairseq_tree.data.recipe import has_recipe, read_recipe  # noqa: E402
 from fairseq_tree.trees import Node, parse_tree  # noqa: E402
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
@@ -107,7 +108,7 @@ def run_direction(direction: str, args, rows: list[dict], finish):
     if not todo:
         return
     base_dir = args.data / base
-    if not (base_dir / "recipe.json").exists():
+    if not has_recipe(base_dir):
         recipe(script, args.data)
     work = args.work / direction
     for seed, pair, model in todo:
@@ -163,10 +164,8 @@ def paired_bootstrap(rows: list[dict], args) -> list[dict]:
         base = args.data / DIRECTIONS[row["direction"]][1]
         reference = base / "ref" / f"test.{row['direction'].split('-')[1]}"
         files = [kept_translation(r, args.keep) for r in (first, row)] if first else []
-        there = [reference, base / "recipe.json", *files]
-        if files and all(f.exists() for f in there):
-            lowercase = json.loads((base / "recipe.json").read_text(encoding="utf-8")).get(
-                "lowercase", False)
+        if files and has_recipe(base) and all(f.exists() for f in [reference, *files]):
+            lowercase = read_recipe(base).get("lowercase", False)
             result = seeds.sacrebleu_paired(reference, *files, args.resamples, bool(lowercase))
             tests.append({"direction": row["direction"], "seed": row["seed"],
                           "first": system_name(first), "other": system_name(row), **result})
@@ -201,8 +200,8 @@ def source_trees(args) -> list[dict]:
             (seed, args.work / direction / f"seed{seed}" / "data" / f"{base}-induced")
             for seed in args.seeds]
         for (seed, folder), (split, leaves, sub) in itertools.product(places, TREE_FILES):
-            if (folder / "recipe.json").exists() and (folder / sub / f"{split}.{src}").exists():
-                parser = json.loads((folder / "recipe.json").read_text(encoding="utf-8"))["parser"]
+            if has_recipe(folder) and (folder / sub / f"{split}.{src}").exists():
+                parser = read_recipe(folder)["parser"]
                 counts.append({"direction": direction, "trees": parser, "seed": seed,
                                "split": split, "leaves_are": leaves,
                                **tree_counts(folder / sub / f"{split}.{src}")})

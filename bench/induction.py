@@ -40,6 +40,7 @@ import masked_lm  # noqa: E402
 import synthetic_task  # noqa: E402
 from report import machine, previous_report, write_json  # noqa: E402
 
+from fairseq_tree.data.recipe import has_recipe  # noqa: E402
 from fairseq_tree.parsing.base import FLAT_LABEL  # noqa: E402
 
 SAMPLE = masked_lm.ROOT / "data-prep" / "bible-sample"
@@ -52,7 +53,7 @@ RESULT_SETTINGS = ("max_update", "synthetic_train", "valid", "test", "bible_trai
 def synthetic_corpus(work: Path, args) -> dict:
     """Text and gold trees of the synthetic grammar (one data set for every seed)."""
     pair = work / "data" / "synthetic"
-    if not (pair / "recipe.json").exists():
+    if not has_recipe(pair):
         sizes = {"train": args.synthetic_train, "valid": args.valid, "test": args.test}
         synthetic_task.write_dataset(work / "data", sizes, 1, "synthetic", binarise=False)
     return {"texts": {split: pair / "tok" / f"{split}.src" for split in ("train", "valid", "test")},

@@ -11,21 +11,25 @@ updates (the paper's constant 1e-4 learns too little in a few thousand CPU updat
 64 sentences.
 """
 
+import contextlib
 import json
 import math
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import torch
 
-from fairseq_tree.cli import bpe as tree_bpe
-from fairseq_tree.cli import parse as parse_cli
-from fairseq_tree.cli import score_parses
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the runner's helpers: configs/runner
+from configs.runner.fairseq_logs import parameter_counts  # noqa: E402
+from configs.runner.processes import run_command  # noqa: E402
+from fairseq_tree.cli import parse as parse_cli  # noqa: E402
+from fairseq_tree.cli.console import CliError  # noqa: E402
+from fairseq_tree.data.bpe import apply_codes, learn_codes  # noqa: E402
+from fairseq_tree.trees.evaluation import score_files  # noqa: E402
+
 BIN = Path(sys.executable).parent
 PLUGIN_DIR = ROOT / "fairseq_tree"
 TRAIN = ["--task", "masked_lm", "--sample-break-mode", "eos", "--tokens-per-sample", "256",
@@ -34,20 +38,18 @@ TRAIN = ["--task", "masked_lm", "--sample-break-mode", "eos", "--tokens-per-samp
          "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "200", "--dropout", "0.1",
          "--batch-size", "64", "--required-batch-size-multiple", "1", "--num-workers", "0",
          "--no-epoch-checkpoints", "--log-format", "simple", "--log-interval", "100"]
-PARAMS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
+# the updates of the simple format's progress lines (the induction results record these flags:
+# their log stays in the format they were made with)
 UPDATES = re.compile(r"num_updates[ =](\d+)")
 
 
 def run(name: str, *args, log: Path | None = None) -> str:
     """Console script ``name`` of this environment; its output (also appended to ``log``)."""
-    proc = subprocess.run([str(BIN / name), *map(str, args)], capture_output=True, text=True)
-    output = proc.stdout + proc.stderr
-    if log is not None:
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(output)
-    if proc.returncode != 0:
-        sys.exit(f"{name} failed (exit {proc.returncode}):\n{output[-3000:]}")
-    return output
+    with open(log, "ab") if log is not None else contextlib.nullcontext() as handle:
+        try:
+            return run_command([BIN / name, *args], handle, show=False)
+        except CliError as err:
+            sys.exit(f"{name} failed: {err}")
 
 
 def make_lm_data(texts: dict[str, Path], work: Path, bpe_merges: int) -> Path | None:
@@ -59,15 +61,12 @@ def make_lm_data(texts: dict[str, Path], work: Path, bpe_merges: int) -> Path | 
         return codes
     (work / "units").mkdir(parents=True, exist_ok=True)
     if codes:  # fairseq-tree-bpe in this process, as data-prep/prepare.py runs it
-        tree_bpe.learn(tree_bpe.get_parser().parse_args(
-            ["learn", "--symbols", str(bpe_merges), "--text", str(texts["train"]),
-             "--output", str(codes)]))
+        learn_codes(str(codes), bpe_merges, text=[str(texts["train"])])
     for split, path in texts.items():
         units = work / "units" / f"{split}.txt"
         if codes:
-            tree_bpe.apply(tree_bpe.get_parser().parse_args(
-                ["apply", "--codes", str(codes), "--text", "--first-piece", "--input", str(path),
-                 "--output", str(units)]))
+            stats = apply_codes(str(codes), str(path), str(units), text=True, first_piece=True)
+            print(stats.report(), file=sys.stderr)
         else:
             units.write_text(Path(path).read_text(encoding="utf-8"), encoding="utf-8")
     prefixes = [arg for split in texts
@@ -90,7 +89,7 @@ def train(data_bin: Path, arch: str, save_dir: Path, seed: int, max_update: int,
         run("fairseq-train", data_bin, "--user-dir", PLUGIN_DIR, *TRAIN, "--arch", arch,
             "--seed", seed, "--max-update", max_update, "--save-dir", save_dir, *extra, log=log)
     text = log.read_text()
-    parameters = int(PARAMS.findall(text)[-1].replace(",", ""))
+    parameters = parameter_counts(text)[-1]
     return {"arch": arch, "seed": seed, "parameters": parameters,
             "updates": int(UPDATES.findall(text)[-1]),
             "this_call_seconds": round(time.perf_counter() - start, 1),
@@ -106,8 +105,7 @@ def induce_and_score(checkpoint: Path, codes: Path | None, text: Path, gold: Pat
     parse_cli.cli_main(["--parser", "induced", "--lang", "xx", "--induced-checkpoint",
                         str(checkpoint), *(["--induced-bpe-codes", str(codes)] if codes else []),
                         "--input", str(text), "--output", str(trees)])
-    scores = score_parses.score(score_parses.get_parser().parse_args(
-        ["--gold", str(gold), "--pred", str(trees)]))
+    scores = score_files(str(gold), str(trees))
     out.with_suffix(".json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
     return scores
 
@@ -116,25 +114,24 @@ def induce_and_score(checkpoint: Path, codes: Path | None, text: Path, gold: Pat
 def masked_word_perplexity(checkpoint: Path, units: Path, batch_size: int = 256) -> dict:
     """Table 4's protocol: every word of every test sentence masked in turn, alone (one sample
     per word), ppl = exp(-sum log p(word) / words). Words whose unit is <unk> are not scored."""
-    import fairseq_tree  # noqa: F401  (registers the models)
-    from fairseq import checkpoint_utils
     from fairseq.data.data_utils import collate_tokens
 
-    (model,), _, task = checkpoint_utils.load_model_ensemble_and_task([str(checkpoint)])
-    model.eval()
-    vocab, samples = task.source_dictionary, []
+    from fairseq_tree.models.constituent_transformer import load_masked_lm
+
+    hub = load_masked_lm(str(checkpoint))  # either model: the Tree Transformer or the baseline
+    model, vocab, samples = hub.model.cpu(), hub.dictionary, []
     for line in units.read_text(encoding="utf-8").splitlines():
-        ids = torch.tensor([vocab.bos(), *(vocab.index(u) for u in line.split()), vocab.eos()])
+        ids = hub.encode(line.split())
         for position in range(1, len(ids) - 1):
             if ids[position] != vocab.unk():
                 masked = ids.clone()
-                masked[position] = task.mask_idx
+                masked[position] = hub.mask_idx
                 samples.append((masked, position, ids[position].item()))
     total = 0.0
     for first in range(0, len(samples), batch_size):
         batch = samples[first:first + batch_size]
         tokens = collate_tokens([s[0] for s in batch], vocab.pad())
-        logits, _ = model(tokens, masked_tokens=tokens.eq(task.mask_idx))  # one row per sample
+        logits, _ = model(tokens, masked_tokens=tokens.eq(hub.mask_idx))  # one row per sample
         targets = torch.tensor([s[2] for s in batch])
         total += logits.float().log_softmax(-1).gather(1, targets[:, None]).sum().item()
     return {"masked_words": len(samples), "perplexity": math.exp(-total / max(len(samples), 1))}

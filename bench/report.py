@@ -17,10 +17,26 @@ import sys
 from pathlib import Path
 
 
-def machine() -> dict:
-    """The reports' record of where they ran: platform, CPU count, OMP_NUM_THREADS."""
-    return {"platform": platform.platform(), "cpus": os.cpu_count(),
-            "omp_threads": os.environ.get("OMP_NUM_THREADS")}
+def machine(device: str | None = None) -> dict:
+    """The reports' record of where they ran. The training benchmarks' (no ``device``):
+    platform, CPU count, OMP_NUM_THREADS. The timing benchmarks' (on ``device``, cpu or cuda):
+    platform, processor, torch's threads and version, the device's name, and the load average
+    (1, 5, 15 min) now, as other processes on the same cores slow every timing (``load_average``
+    again at the end gives the load after)."""
+    if device is None:
+        return {"platform": platform.platform(), "cpus": os.cpu_count(),
+                "omp_threads": os.environ.get("OMP_NUM_THREADS")}
+    import torch
+
+    return {"platform": platform.platform(), "processor": platform.processor(),
+            "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+            "load_average": load_average()}
+
+
+def load_average() -> list[float]:
+    """The system's load average over 1, 5 and 15 minutes."""
+    return list(os.getloadavg())
 
 
 def write_json(path: str, report) -> None:

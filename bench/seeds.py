@@ -30,6 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 from report import machine, previous_report, write_json  # noqa: E402
 
+from fairseq_tree.data.recipe import read_recipe  # noqa: E402
+
 
 def sacrebleu_paired(reference: Path, first: Path, other: Path, resamples: int,
                      lowercase: bool) -> dict:
@@ -97,7 +99,7 @@ def main(argv=None) -> dict:
     previous = previous_report(args.json)
     runs = [r for r in previous.get("runs", []) if r["pair"] == args.pair]
     data = Path(args.data).resolve()
-    recipe = json.loads((data / args.pair / "recipe.json").read_text(encoding="utf-8"))
+    recipe = read_recipe(data / args.pair)
     target = recipe["tgt"]
     keep.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:

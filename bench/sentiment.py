@@ -6,7 +6,7 @@ size, same budget, several seeds, on the Rotten Tomatoes snippets in five and tw
     python bench/sentiment.py --json bench/results/sentiment.json
 
 Every run is ``scripts/train.sh TASK MODEL --seed S`` then ``scripts/evaluate.sh TASK MODEL``
-(``python -m fairseq_tree.cli.experiment``, through bench/compare.py's runner), with the configs
+(the runner, ``configs/runner``, through bench/compare.py), with the configs
 ``configs/rt-snippets-{5,2}.yaml``; seed S's checkpoints go to ``WORK/seed-S/``. A finished run
 is not trained again. The report gives, per task and model, the mean and sample standard
 deviation over the seeds of the test and valid accuracy (of the checkpoint with the best valid
@@ -30,15 +30,8 @@ TASKS = ["rt-snippets-5", "rt-snippets-2"]
 
 def run(task: str, model: str, seed: int, env: dict, extras: list[str]) -> dict:
     """Train (or finish training) and evaluate one model with one seed; its record."""
-    save_dir = Path(env["CHECKPOINTS"]) / task / model
-    save_dir.mkdir(parents=True, exist_ok=True)
-    with open(save_dir / "train.log", "a", encoding="utf-8") as log:
-        start = time.perf_counter()
-        compare.experiment("train", task, model, env, ["--seed", str(seed), *extras], log)
-        seconds = time.perf_counter() - start
-    compare.experiment("evaluate", task, model, env)
-    results = json.loads((save_dir / "test-results.json").read_text(encoding="utf-8"))
-    log_text = (save_dir / "train.log").read_text(encoding="utf-8")
+    results, log_text, seconds = compare.train_and_evaluate(task, model, env,
+                                                            ["--seed", str(seed), *extras])
     record = compare.training_record(log_text)
     return {"task": task, "model": model, "seed": seed, **record,
             **best_validation(compare.valid_curve(log_text)),

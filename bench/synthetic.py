@@ -25,6 +25,7 @@ import compare  # noqa: E402
 from report import write_json  # noqa: E402
 import synthetic_task  # noqa: E402
 
+from fairseq_tree.data.recipe import has_recipe  # noqa: E402
 from fairseq_tree.trees import parse_bracketed  # noqa: E402
 
 PAIR = "synthetic"
@@ -53,7 +54,7 @@ def run_size(size: int, models: list[str], args) -> list[dict]:
     """Generate the data set of one training size, train and score ``models`` on it."""
     data = Path(args.work) / f"train-{size}" / "data"
     sizes = {"train": size, "valid": args.valid, "test": args.test}
-    if not (data / PAIR / "recipe.json").is_file():
+    if not has_recipe(data / PAIR):
         synthetic_task.write_dataset(data, sizes, args.seed, PAIR)
     checkpoints = Path(args.work) / f"train-{size}" / "checkpoints"
     report = compare.main([PAIR, *models, "--data", str(data), "--checkpoints",

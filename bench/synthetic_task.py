@@ -37,7 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairseq_tree.cli import preprocess
+from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
+from fairseq_tree.data.recipe import write_recipe
 from fairseq_tree.trees import Tree, format_bracketed
 
 SPLITS = ("train", "valid", "test")
@@ -320,10 +321,10 @@ def binarize(pair_dir: Path, workers: int = 1):
         for split in SPLITS:
             os.symlink((pair_dir / "trees" / f"{split}.src").resolve(), f"{links}/{split}.src")
             os.symlink((pair_dir / "tok" / f"{split}.tgt").resolve(), f"{links}/{split}.tgt")
-        preprocess.cli_main(["--source-lang", "src", "--target-lang", "tgt",
-                             "--trainpref", f"{links}/train", "--validpref", f"{links}/valid",
-                             "--testpref", f"{links}/test", "--destdir",
-                             str(pair_dir / "data-bin"), "--workers", str(workers)])
+        preprocess(PreprocessOptions(
+            str(pair_dir / "data-bin"), source_lang="src", target_lang="tgt",
+            trainpref=f"{links}/train", validpref=f"{links}/valid", testpref=f"{links}/test",
+            workers=workers))
 
 
 def grammar_description() -> dict:
@@ -352,7 +353,7 @@ def write_dataset(out: Path, sizes: dict[str, int], seed: int, pair: str = "synt
             "stats": {split: corpus_stats(splits[split]) for split in SPLITS},
         },
     }
-    (pair_dir / "recipe.json").write_text(json.dumps(recipe, indent=2) + "\n", encoding="utf-8")
+    write_recipe(pair_dir, recipe)
     return recipe
 
 

@@ -26,26 +26,26 @@ explain.
 import argparse
 import collections
 import contextlib
-import json
 import os
-import re
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import machine_info  # noqa: E402
+from generation import data_bin_parser  # noqa: E402
+from report import load_average, machine  # noqa: E402
 from training import MODELS, build_setup, collate, run_benchmark, update_flops  # noqa: E402
 
-from fairseq_tree.cli.experiment import train_command  # noqa: E402
-from fairseq_tree.cli.experiment_config import load_experiment  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
-LOG_LINE = re.compile(r"\| (train_inner|train) \| (\{.*\})\s*$")
+sys.path.insert(0, str(ROOT))  # the runner: configs/runner
+from configs.runner.config import load_experiment  # noqa: E402
+from configs.runner.experiment import train_command  # noqa: E402
+from configs.runner.fairseq_logs import progress_records  # noqa: E402
+from configs.runner.processes import run_command  # noqa: E402
+from fairseq_tree.cli.console import CliError  # noqa: E402
 
 
 def command(args, model: str, data_bin: str, save_dir: str) -> list:
@@ -62,12 +62,7 @@ def command(args, model: str, data_bin: str, save_dir: str) -> list:
 
 def log_records(text: str) -> list[dict]:
     """fairseq's JSON log lines of the training loop (train_inner and the epochs' train)."""
-    records = []
-    for line in text.splitlines():
-        match = LOG_LINE.search(line)
-        if match:
-            records.append({"kind": match.group(1), **json.loads(match.group(2))})
-    return records
+    return progress_records(text, ["train_inner", "train"])
 
 
 def time_per_update(records: list[dict], warmup: int) -> dict:
@@ -92,12 +87,13 @@ def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
     if profile is not None:
         cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), *cmd]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    try:
+        output = run_command(cmd, show=False)
+    except CliError as err:
+        raise SystemExit(f"train_end_to_end.py: error: {shlex.join(cmd[:2])} ... failed: "
+                         f"{err}") from None
     seconds = time.perf_counter() - start
-    if proc.returncode != 0:
-        raise SystemExit(f"train_end_to_end.py: error: {shlex.join(cmd[:2])} ... failed "
-                         f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}")
-    return log_records(proc.stdout + proc.stderr), seconds
+    return log_records(output), seconds
 
 
 def trained_batches(setup, last_update: int) -> list[tuple]:
@@ -140,11 +136,7 @@ def floor_flops(setups: dict, batches: list[tuple]) -> dict:
 
 
 def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
-                        "sample of tests/data/bible, BPE'd and binarized into a temporary folder)")
-    parser.add_argument("--bpe-symbols", type=int, default=2000,
-                        help="BPE merges of the data-bin built without --data")
+    parser = data_bin_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="bible-en-fr-sample")
     parser.add_argument("--config-dir", default=str(ROOT / "configs"))
     parser.add_argument("--updates", type=int, default=400, help="--max-update of every run")
@@ -187,7 +179,7 @@ def measure(args, cmds: dict) -> dict:
         "settings": {k: str(v) if isinstance(v, Path) else v
                      for k, v in vars(args).items() if k != "json"},
         "commands": {name: shlex.join(cmd) for name, cmd in cmds.items()},
-        "machine": machine_info(args.device), "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(args.device), "date": time.strftime("%Y-%m-%d"),
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "runs": runs, "median": medians,
         # fairseq logs both clocks in whole seconds: a run too short to tick has no ratio
@@ -212,7 +204,7 @@ def measure(args, cmds: dict) -> dict:
             path = args.profile_dir / f"{name}.prof"
             run_once(cmds[name], path)
             report["profiles"][name] = str(path)
-    report["machine"]["load_average_after"] = list(os.getloadavg())
+    report["machine"]["load_average_after"] = load_average()
     return report
 
 

@@ -8,7 +8,7 @@ update, peak memory, matrix-product FLOPs, and an operator profile.
 
 Both models are trained as fairseq-train trains them: the fairseq-train arguments of the
 experiment config (``--config``, default the quickstart's ``bible-en-fr-sample``; made by
-``fairseq_tree.cli.experiment``, so the batch, optimizer and dropout settings are the config's)
+the runner, ``configs/runner``, so the batch, optimizer and dropout settings are the config's)
 are parsed by fairseq's own parser, and fairseq's task, model, criterion and ``Trainer`` run
 ``train_step`` (forward, backward, Adam) on each batch. The first model reads the trees, the
 second (``--tree-input leaves-only``, as the config's transformer model) the leaves of the same
@@ -50,14 +50,15 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import machine_info, peak_bytes  # noqa: E402
-from generation import build_data_bin  # noqa: E402
-from report import write_json  # noqa: E402
-
-from fairseq_tree.cli.experiment import train_command  # noqa: E402
-from fairseq_tree.cli.experiment_config import load_experiment  # noqa: E402
+from accumulation import peak_bytes  # noqa: E402
+from generation import build_data_bin, data_bin_parser  # noqa: E402
+from report import load_average, machine, write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the runner: configs/runner
+from configs.runner.config import load_experiment  # noqa: E402
+from configs.runner.experiment import train_command  # noqa: E402
+
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
 
 
@@ -270,11 +271,7 @@ def printed(report) -> list:
 
 
 def get_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
-                        "sample of tests/data/bible, BPE'd and binarized into a temporary folder)")
-    parser.add_argument("--bpe-symbols", type=int, default=2000,
-                        help="BPE merges of the data-bin built without --data")
+    parser = data_bin_parser(__doc__.split("\n")[0])
     parser.add_argument("--config", default="bible-en-fr-sample",
                         help="experiment config whose tree2seq and transformer models are trained")
     parser.add_argument("--config-dir", default=str(ROOT / "configs"))
@@ -306,11 +303,11 @@ def run(args, data_bin: str) -> dict:
         "fairseq_train_args": {name: shlex.join(argv) for name, argv in argvs.items()},
         "parameters": {name: sum(p.numel() for p in s.trainer.model.parameters())
                        for name, s in setups.items()},
-        "machine": machine_info(args.device), "date": time.strftime("%Y-%m-%d"),
+        "machine": machine(args.device), "date": time.strftime("%Y-%m-%d"),
         "batch_ids": ids,
     }
     report["results"] = measure(setups, ids, args)
-    report["machine"]["load_average_after"] = list(os.getloadavg())
+    report["machine"]["load_average_after"] = load_average()
     return report
 
 

@@ -31,7 +31,8 @@ import seeds  # noqa: E402
 from induced_translation import tree_counts  # noqa: E402
 from report import paired_t_test, write_json  # noqa: E402
 
-from fairseq_tree.cli import score_parses  # noqa: E402
+from fairseq_tree.trees.evaluation import score_files  # noqa: E402
+from fairseq_tree.data.recipe import has_recipe, read_recipe  # noqa: E402
 from fairseq_tree.parsing.base import is_flat_fallback  # noqa: E402
 from fairseq_tree.trees.bracketed import parse_bracketed  # noqa: E402
 from fairseq_tree.trees.dependency import MULTI_ROOT_LABEL  # noqa: E402
@@ -180,9 +181,9 @@ def source_trees(data: Path, parse_seconds: dict) -> list[dict]:
     for direction, (src, _, members) in DIRECTIONS.items():
         for pair in dict.fromkeys(p for p, _, _ in members):
             folder = data / pair
-            if not (folder / "recipe.json").exists():
+            if not has_recipe(folder):
                 continue
-            recipe = json.loads((folder / "recipe.json").read_text(encoding="utf-8"))
+            recipe = read_recipe(folder)
             for split in ("train", "test"):
                 trees = folder / "trees" / f"{split}.{src}"
                 if trees.exists():
@@ -208,10 +209,8 @@ def english_tree_f1(data: Path, gold: Path | None) -> dict | None:
     folder.mkdir(exist_ok=True)
     (folder / "gold.en").write_text("".join(g + "\n" for g, _ in kept), encoding="utf-8")
     (folder / "pred.en").write_text("".join(p + "\n" for _, p in kept), encoding="utf-8")
-    args = score_parses.get_parser().parse_args(
-        ["--gold", str(folder / "gold.en"), "--pred", str(folder / "pred.en")])
     return {"left_out_flat_gold": len(gold.read_text(encoding="utf-8").splitlines()) - len(kept),
-            **score_parses.score(args)}
+            **score_files(str(folder / "gold.en"), str(folder / "pred.en"))}
 
 
 def main(argv=None) -> dict:

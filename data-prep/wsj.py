@@ -20,7 +20,6 @@ WSJ-10 = the sentences of every section with at most 10 words (7,422).
 """
 
 import argparse
-import json
 import logging
 import re
 import subprocess
@@ -28,8 +27,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from fairseq_tree.cli import bpe as tree_bpe
 from fairseq_tree.cli.console import CliError, open_output
+from fairseq_tree.data.bpe import apply_codes, learn_codes
+from fairseq_tree.data.recipe import write_recipe
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import Tree, TreeSyntaxError, format_bracketed, parse_bracketed
 from fairseq_tree.trees.evaluation import PTB_WORD_TAGS
 
@@ -141,15 +142,12 @@ def write_units(args, work: Path):
     """bpe/codes (learned on the training text) and units/: each word as its first piece."""
     codes = work / "bpe" / "codes"
     codes.parent.mkdir(parents=True, exist_ok=True)
-    tree_bpe.learn(tree_bpe.get_parser().parse_args(
-        ["learn", "--symbols", str(args.bpe_merges), "--text", str(work / "text" / "train.txt"),
-         "--output", str(codes)]))
+    learn_codes(str(codes), args.bpe_merges, text=[str(work / "text" / "train.txt")])
     (work / "units").mkdir(exist_ok=True)
     for split in ("train", "valid", "test"):
-        tree_bpe.apply(tree_bpe.get_parser().parse_args(
-            ["apply", "--codes", str(codes), "--text", "--first-piece",
-             "--input", str(work / "text" / f"{split}.txt"),
-             "--output", str(work / "units" / f"{split}.txt")]))
+        stats = apply_codes(str(codes), str(work / "text" / f"{split}.txt"),
+                            str(work / "units" / f"{split}.txt"), text=True, first_piece=True)
+        print(stats.report(), file=sys.stderr)
 
 
 def binarize(args, work: Path):
@@ -187,12 +185,12 @@ def main(argv=None):
         logger.info(f"sentences: {sizes} ({stats or 'all with words'})")
         write_units(args, work)
         binarize(args, work)
-    except (CliError, OSError, UnicodeDecodeError) as err:
+    except (FairseqTreeError, OSError, UnicodeDecodeError) as err:  # CliError is one
         sys.exit(f"wsj.py: error: {err}")
     recipe = {"ptb_dir": str(args.ptb_dir), "wsj_all": args.wsj_all,
               "bpe_merges": args.bpe_merges, "bpe_codes": "bpe/codes", "sizes": sizes,
               "stats": stats}
-    (work / "recipe.json").write_text(json.dumps(recipe, indent=2) + "\n", encoding="utf-8")
+    write_recipe(work, recipe)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,4 @@
 # Environment: DATA, CHECKPOINTS, CONFIG_DIR as for scripts/train.sh. See configs/README.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-venv=${FAIRSEQ_TREE_VENV:-$root/.venv}
-export DATA=${DATA:-$root/data} CHECKPOINTS=${CHECKPOINTS:-$root/checkpoints}
-export CONFIG_DIR=${CONFIG_DIR:-$root/configs}
-exec "$venv/bin/python" -m fairseq_tree.cli.experiment evaluate "$@"
+exec "${FAIRSEQ_TREE_VENV:-$root/.venv}/bin/python" "$root/configs/runner" evaluate "$@"

@@ -9,7 +9,7 @@ from fairseq.data.list_dataset import ListDataset
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers the model)
-from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset
 from tree_reference import random_spans
 

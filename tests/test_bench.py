@@ -284,10 +284,12 @@ def test_training_record_sums_the_seconds_of_a_resumed_run():
         lines = ["2026-11-26 13:00:00 | INFO | fairseq_cli.train | {'_name': None, 'common': {}}",
                  "2026-11-26 13:00:01 | INFO | fairseq_cli.train | num. model params: 1,234 "
                  "(num. trained: 1,234)"]
-        lines += [f"2026-11-26 13:00:02 | INFO | train | epoch {epoch:03d} | loss 0.5 | "
-                  f"num_updates {updates} | lr 0.001 | train_wall 9 | wall {wall}"
+        lines += [f'2026-11-26 13:00:02 | INFO | train | {{"epoch": {epoch}, "train_loss": "0.5", '
+                  f'"train_num_updates": "{updates}", "train_lr": "0.001", '
+                  f'"train_train_wall": "9", "train_wall": "{wall}"}}'
                   for epoch, updates, wall in summaries]
-        return lines + ["2026-11-26 13:00:03 | INFO | train_inner | epoch 009:    100 / 145"]
+        return lines + ['2026-11-26 13:00:03 | INFO | train_inner | {"epoch": 9, "update": 8.69, '
+                        '"loss": "0.5", "num_updates": "1260", "train_wall": "3", "wall": "70"}']
 
     log = "\n".join(run((1, 145, 60), (2, 290, 121)) + run() + run((3, 435, 58)))
     assert compare.training_record(log) == {"parameters": 1234, "epochs": 3, "updates": 435,

@@ -114,6 +114,19 @@ def run_script(script: str, work: Path, *args) -> str:
     return proc.stdout + proc.stderr
 
 
+def printed_metric(log: str, subset: str, metric: str) -> float | None:
+    """The ``metric`` fairseq-validate printed for ``subset``: its JSON summary line
+    (``--log-format json``), read here on its own."""
+    for line in log.splitlines():
+        try:
+            record = json.loads(line[line.index("{"):])
+        except ValueError:
+            continue
+        if f"{subset}_{metric}" in record:
+            return float(record[f"{subset}_{metric}"])
+    return None
+
+
 @pytest.mark.parametrize("name,model", [("sst2", "tree_classifier"), ("sst5", "roberta")])
 def test_train_and_evaluate_scripts_on_sst(sst, name, model):
     """scripts/train.sh and evaluate.sh with the paper's configs (a few updates): SST-2 from the
@@ -128,8 +141,8 @@ def test_train_and_evaluate_scripts_on_sst(sst, name, model):
     assert results["checkpoint"] == str(save_dir / "checkpoint_best.pt")
     log = (save_dir / "validate.log").read_text()
     for subset, key in (("test", "accuracy"), ("valid", "valid_accuracy")):
-        printed = re.search(rf"valid on '{subset}' subset \|.*\| accuracy ([\d.]+)", log)
-        assert printed and results[key] == float(printed.group(1))
+        printed = printed_metric(log, subset, "accuracy")
+        assert printed is not None and results[key] == printed
     command = results["validate_command"]
     assert f"data-bin/{name}" in command and "--valid-subset valid,test" in command
     assert ("--tree-input leaves-only" in command) == (model == "roberta")
@@ -468,8 +481,8 @@ def test_train_and_evaluate_scripts_on_sick(sick, name, model, metric):
     save_dir = work.parent / "ckpt" / name / model
     results = json.loads((save_dir / "test-results.json").read_text())
     log = (save_dir / "validate.log").read_text()
-    printed = re.search(rf"valid on 'test' subset \|.*\| {metric} ([\d.]+)", log)
-    assert printed and results["metric"] == metric and results[metric] == float(printed.group(1))
+    printed = printed_metric(log, "test", metric)
+    assert printed is not None and results["metric"] == metric and results[metric] == printed
     assert ("pearson" in results["metrics"]["test"]) == (metric == "mse")
     assert results[f"paper_{metric}"] == {"sick-r": 0.3012, "sick-e": 80.17}[name]
     assert f"test {metric} " in out

@@ -6,7 +6,7 @@ from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from conftest import PLUGIN_DIR, TREES, make_tree_corpus, run_cli
-from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
 

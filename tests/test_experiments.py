@@ -1,4 +1,4 @@
-"""configs/, scripts/train.sh and scripts/evaluate.sh (fairseq_tree.cli.experiment, .average).
+"""configs/, scripts/train.sh and scripts/evaluate.sh (configs/runner, fairseq_tree.cli.average).
 
 The dry runs check the commands the paper's experiments run; one real run trains tiny tree2seq and
 Transformer models on the Bible sample laid out like a recipe's output, evaluates them, and checks
@@ -19,10 +19,13 @@ import torch
 from conftest import BIBLE, BIN, ROOT, run_cli, write_lines
 from fairseq.models import ARCH_MODEL_REGISTRY
 
-from fairseq_tree.cli import bpe, experiment
+from fairseq_tree.cli import bpe
 from fairseq_tree.cli.average import average_states, last_checkpoints
 from fairseq_tree.cli.console import CliError
-from fairseq_tree.cli.experiment_config import known_pairs, load_experiment
+
+sys.path.insert(0, str(ROOT))  # the runner: configs/runner, beside the configs it reads
+from configs.runner import experiment  # noqa: E402
+from configs.runner.config import known_pairs, load_experiment  # noqa: E402
 
 CONFIGS = ROOT / "configs"
 PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]

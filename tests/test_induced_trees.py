@@ -11,6 +11,7 @@ from conftest import PLUGIN_DIR, ROOT, run_cli, write_lines
 from fairseq.data import Dictionary
 
 from fairseq_tree.cli import parse as parse_cli
+from fairseq_tree.models.constituent_transformer import MaskedLMHubInterface
 from fairseq_tree.parsing import induced
 from fairseq_tree.trees import induce, induced_tree, parse_bracketed, parse_tree
 
@@ -98,9 +99,8 @@ def run_induced_parser(tmp_path, monkeypatch, lines, *options):
         dictionary.add_symbol(word)
     dictionary.add_symbol("<mask>")
     model = HandLinkModel(dictionary)
-    monkeypatch.setattr(induced, "read_checkpoint", lambda path: {})
-    monkeypatch.setattr(induced, "read_dictionary", lambda path, state, checkpoint: dictionary)
-    monkeypatch.setattr(induced, "build_model", lambda state, dictionary: model)
+    monkeypatch.setattr(induced, "load_model", lambda checkpoint, dictionary_file:
+                        MaskedLMHubInterface(model, dictionary))
     text = write_lines(tmp_path / "in.txt", lines)
     out = tmp_path / "out.txt"
     out.unlink(missing_ok=True)  # the parser resumes an existing output

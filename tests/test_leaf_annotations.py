@@ -15,7 +15,7 @@ from fairseq_tree.data.dependency_heads import (
     source_leaves,
     write_dependency_heads,
 )
-from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.trees.normal_form import parse_tree
 from test_preprocess import load, output_files, preprocess
 

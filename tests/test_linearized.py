@@ -8,6 +8,7 @@ import torch
 from fairseq.data import Dictionary
 
 from conftest import BIBLE, GENERATE, PLUGIN_DIR, TRAIN, TREES, make_tree_corpus, run_cli
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.linearized_tree import (
     CLOSE_SYMBOL,
     OPEN_SYMBOL,
@@ -15,7 +16,6 @@ from fairseq_tree.data.linearized_tree import (
     delinearize,
     linearize,
 )
-from fairseq_tree.data.tree_encoding import label_symbol
 from fairseq_tree.trees.normal_form import parse_tree
 from test_dataset import setup_task
 

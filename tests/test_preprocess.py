@@ -7,7 +7,7 @@ import pytest
 from fairseq.data import Dictionary, data_utils
 
 from conftest import TARGETS, TREES, run_cli, write_lines
-from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.trees.normal_form import parse_tree
 
 
@@ -153,9 +153,10 @@ def test_skip_invalid_drops_both_sides_together(tree_corpus, tmp_path):
 
 def test_interrupted_run_leaves_no_output(tree_corpus, tmp_path, monkeypatch):
     import fairseq_tree.cli.preprocess as cli
+    import fairseq_tree.data.preprocess as library
 
     calls = []
-    real = cli.binarize_split
+    real = library.binarize_split
 
     def interrupt_after_train(name, *args, **kwargs):
         calls.append(name)
@@ -163,7 +164,7 @@ def test_interrupted_run_leaves_no_output(tree_corpus, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(cli, "binarize_split", interrupt_after_train)
+    monkeypatch.setattr(library, "binarize_split", interrupt_after_train)
     dest = tmp_path / "bin"
     with pytest.raises(KeyboardInterrupt):
         cli.cli_main([

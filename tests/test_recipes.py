@@ -19,6 +19,7 @@ from conftest import PLUGIN_DIR, ROOT, run_cli
 from fairseq_tree.parsing import ParserUnavailable
 from fairseq_tree.parsing.base import is_flat_fallback
 from fairseq_tree.trees import parse_tree
+from fairseq_tree.trees.bracketed import lowercase_leaves
 
 sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
 import corpora
@@ -373,7 +374,7 @@ def test_cleaning_follows_clean_corpus_n():
 
 def test_lowercase_leaves_keeps_labels_and_escapes():
     tree = "(ROOT (S (NP (NNP Anna)) (VP Sees -LRB- ÄPFEL -RRB-)))"
-    assert (textprep.lowercase_leaves(tree)
+    assert (lowercase_leaves(tree)
             == "(ROOT (S (NP (NNP anna)) (VP sees -LRB- äpfel -RRB-)))")
 
 

@@ -15,8 +15,8 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from conftest import PLUGIN_DIR, run_cli, write_lines
 from fairseq_tree.criterions.node_classification import parse_class_groups, root_accuracy
 from fairseq_tree.data.classification_datasets import NO_CLASS
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.node_targets import NODE_INPUT_LABEL
-from fairseq_tree.data.tree_encoding import label_symbol
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
 
@@ -116,7 +116,45 @@ def test_labels_are_targets_and_never_inputs(sst, tmp_path):
     d = Dictionary.load(str(sst / "bin/input0/dict.txt"))
     hidden = d.index(label_symbol(NODE_INPUT_LABEL))
     assert all(x == hidden for item in items(sst / "bin/input0/train.labels") for x in item)
-    assert not any(f"[{c}]" in d.indices for c in CLASSES)
+    assert not any(label_symbol(c) in d.indices for c in CLASSES)
+
+
+def layout_files(folder: Path) -> dict:
+    """The binarized files of a layout folder (not its log), by name."""
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "preprocess.log"}
+
+
+def test_preprocess_task_mode_makes_the_layout(sst, tmp_path):
+    """fairseq-tree-preprocess --task tree_classification: {pref}.input0 and {pref}.label of each
+    split make input0/ and label/ byte for byte as the two commands do, and the task loads
+    them; with {pref}.input1, input1/ is binarized with input0's dictionary (pairs), and without
+    --label-dict the classes are fairseq-preprocess's own."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for split in ("train", "valid", "test"):
+        (raw / f"{split}.input0").write_bytes((sst / "raw" / split).read_bytes())
+        (raw / f"{split}.label").write_bytes((sst / "raw" / f"{split}.label").read_bytes())
+    prefs = [arg for split in ("train", "valid", "test")
+             for arg in (f"--{split}pref", raw / split)]
+    classes = sst / "raw" / "classes.txt"
+    run_cli("fairseq-tree-preprocess", "--task", "tree_classification", *prefs, "--destdir",
+            tmp_path / "bin", "--label-dict", classes, "--node-targets", classes)
+    for folder in ("input0", "label"):
+        assert layout_files(tmp_path / "bin" / folder) == layout_files(sst / "bin" / folder)
+    assert not (tmp_path / "bin" / "input1").exists()
+    task, _ = load_task(tmp_path / "bin", "--node-targets", "--criterion", "node_classification",
+                        "--arch", "tree_classifier_tiny")
+    assert len(task.load_dataset("valid")) == 12
+
+    for split in ("train", "valid", "test"):  # pairs: the same trees as second trees
+        (raw / f"{split}.input1").write_bytes((sst / "raw" / split).read_bytes())
+    run_cli("fairseq-tree-preprocess", "--task", "tree_classification", *prefs, "--destdir",
+            tmp_path / "pairs")
+    input0, input1 = (layout_files(tmp_path / "pairs" / key) for key in ("input0", "input1"))
+    assert input1 == input0 and "train.labels.bin" in input0
+    task, _ = load_task(tmp_path / "pairs", "--criterion", "sentence_prediction",
+                        "--arch", "tree_classifier_tiny")
+    assert task.sentence_pairs and len(task.load_dataset("test")) == 12
 
 
 def test_node_targets_line_up_with_leaves_and_nodes_after_bpe(tmp_path):

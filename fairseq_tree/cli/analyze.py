@@ -42,6 +42,7 @@ import torch
 from torch import Tensor
 
 from fairseq_tree.cli.console import CliError, open_output, run_console
+from fairseq_tree.data.label_dictionary import symbol_label
 
 logger = logging.getLogger("fairseq_tree.cli.analyze")
 PROG = "fairseq-tree-analyze"
@@ -148,8 +149,7 @@ class AttentionRecorder:
 
 def label_names(dictionary) -> List[str]:
     """Every symbol of the dictionary, node label symbols ``[NP]`` shown as ``NP``."""
-    return [s[1:-1] if len(s) > 2 and s[0] == "[" and s[-1] == "]" else s
-            for s in dictionary.symbols]
+    return [symbol_label(symbol) or symbol for symbol in dictionary.symbols]
 
 
 def analyze(model, task, split: str, max_tokens: int = 4096,

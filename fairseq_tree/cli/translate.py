@@ -12,7 +12,7 @@ of the leaves where the training data was lowercased, BPE on each leaf, then bea
 detokenisation. One output line per input line, in order: an empty line gives an empty line, and
 a sentence longer than the model accepts gives an empty line and a warning naming its line.
 ``--trees`` reads bracketed trees (already tokenised) instead of raw text. A command line over
-the Python API, ``Tree2SeqModel.from_pretrained`` (``fairseq_tree.models.hub_interface``).
+the Python API, ``Tree2SeqModel.from_pretrained`` (``fairseq_tree.hub``).
 """
 
 import argparse
@@ -31,7 +31,8 @@ from fairseq_tree.cli.console import (
 )
 from fairseq_tree.cli.parse import add_backend_args, add_tokenize_args, backend_options
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.models.hub_interface import TranslationInputError, read_recipe, with_recipe
+from fairseq_tree.data.recipe import TranslationRecipe
+from fairseq_tree.hub import TranslationInputError, with_recipe
 from fairseq_tree.parsing import ParserUnavailable
 
 
@@ -91,7 +92,7 @@ def hub_options(args) -> dict:
     }
     if args.recipe:
         try:
-            options = with_recipe(options, read_recipe(args.recipe))
+            options = with_recipe(options, TranslationRecipe.read(args.recipe).hub_options())
         except ValueError as err:
             raise CliError(f"--recipe: {err}") from None
     missing = [flag for flag, value in (

@@ -13,7 +13,7 @@ from fairseq.logging import metrics
 from torch import Tensor
 
 from fairseq_tree.data.classification_datasets import NO_CLASS
-from fairseq_tree.data.label_dictionary import class_symbols
+from fairseq_tree.data.label_dictionary import class_index, class_symbols
 from fairseq_tree.errors import FairseqTreeError
 
 
@@ -42,8 +42,8 @@ def parse_class_groups(spec: Optional[str], classes) -> Optional[Tensor]:
     group_of = torch.full((num_classes,), -1, dtype=torch.long)
     for group, members in enumerate(spec.split("/")):
         for symbol in members.split(","):
-            index = classes.indices.get(symbol.strip(), -1) - classes.nspecial
-            if not 0 <= index < num_classes:
+            index = class_index(classes, symbol.strip())
+            if index is None:
                 raise FairseqTreeError(f"node_classification: error: --class-groups {spec}: "
                                  f"{symbol!r} is not a class")
             if group_of[index] >= 0:

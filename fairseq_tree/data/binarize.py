@@ -20,9 +20,11 @@ from fairseq.data import Dictionary
 from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder, best_fitting_int_dtype
 from fairseq.tokenizer import tokenize_line
 
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.node_targets import NodeTargets
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree, label_symbol
+from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
+from fairseq_tree.data.tree_files import LABELS, LEAVES, NODE_TARGETS, SPANS, TAGS, tree_file
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree
@@ -317,30 +319,31 @@ class SplitSummary:
 
 
 class SplitWriter:
-    """The datasets of one split: leaves, node labels, node spans (source), the target if any,
-    the unit targets (``{src_prefix}.node_targets``) with node targets, and the leaves' POS
-    tags (``{src_prefix}.tags``) with ``encoding.leaf_tags``."""
+    """The datasets of one split (see ``tree_files``): leaves, node labels, node spans (source),
+    the target if any, the unit targets with node targets, and the leaves' POS tags with
+    ``encoding.leaf_tags``."""
 
     def __init__(self, src_prefix: str, tgt_prefix: Optional[str], encoding: Encoding):
         src_dtype = best_fitting_int_dtype(len(encoding.src_dict))
-        outputs = {"leaves": (src_prefix, src_dtype), "labels": (src_prefix + ".labels", src_dtype),
-                   "spans": (src_prefix + ".spans", SPAN_DTYPE)}
+        outputs = {kind: (tree_file(src_prefix, kind), dtype) for kind, dtype in
+                   ((LEAVES, src_dtype), (LABELS, src_dtype), (SPANS, SPAN_DTYPE))}
         if tgt_prefix is not None:
             outputs["target"] = (tgt_prefix, best_fitting_int_dtype(len(encoding.tgt_dict)))
         if encoding.node_targets is not None:
             classes = len(encoding.node_targets.classes)
-            outputs["unit_targets"] = (src_prefix + ".node_targets", best_fitting_int_dtype(classes))
+            outputs[NODE_TARGETS] = (tree_file(src_prefix, NODE_TARGETS),
+                                     best_fitting_int_dtype(classes))
         if encoding.leaf_tags:
-            outputs["tags"] = (src_prefix + ".tags", src_dtype)
+            outputs[TAGS] = (tree_file(src_prefix, TAGS), src_dtype)
         self.builders = {  # item name -> (output prefix, builder)
             item: (prefix, MMapIndexedDatasetBuilder(prefix + ".bin", dtype=dtype))
             for item, (prefix, dtype) in outputs.items()
         }
 
     def add(self, pair: EncodedPair):
-        items = {"leaves": pair.source.leaves, "labels": pair.source.labels,
-                 "spans": pair.source.spans.view(-1), "target": pair.target,
-                 "unit_targets": pair.unit_targets, "tags": pair.source.tags}
+        items = {LEAVES: pair.source.leaves, LABELS: pair.source.labels,
+                 SPANS: pair.source.spans.view(-1), "target": pair.target,
+                 NODE_TARGETS: pair.unit_targets, TAGS: pair.source.tags}
         for item, (_, builder) in self.builders.items():
             builder.add_item(items[item])
 

@@ -23,6 +23,7 @@ import torch
 from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
 
 from fairseq_tree.data.binarize import SPAN_DTYPE, InputError, PairFiles, parse_pair, read_pairs
+from fairseq_tree.data.tree_files import HEADS, tree_file
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 from fairseq_tree.trees.normal_form import unescape_token
 
@@ -111,10 +112,12 @@ def aligned_heads(sentence: ConlluSentence, leaves: Sequence[str], path: str, tr
 
 
 def write_dependency_heads(conllu_path: str, trees: Iterator[tuple], prefix: str) -> int:
-    """Write ``{prefix}.heads``: for each ``(tree lineno, leaves or None)`` of the tree file in
-    order, the heads of the matching CoNLL-U sentence (read, and dropped where the tree line was
-    skipped: leaves None). Returns the number of items written; raises ``InputError``."""
-    builder = MMapIndexedDatasetBuilder(prefix + ".heads.bin", dtype=SPAN_DTYPE)
+    """Write the heads dataset of the trees at ``prefix`` (``{prefix}.heads``): for each ``(tree
+    lineno, leaves or None)`` of the tree file in order, the heads of the matching CoNLL-U
+    sentence (read, and dropped where the tree line was skipped: leaves None). Returns the
+    number of items written; raises ``InputError``."""
+    path = tree_file(prefix, HEADS)
+    builder = MMapIndexedDatasetBuilder(path + ".bin", dtype=SPAN_DTYPE)
     sentences, written = read_conllu(conllu_path), 0
     for tree_where, leaves in trees:
         sentence = next(sentences, None)
@@ -128,7 +131,7 @@ def write_dependency_heads(conllu_path: str, trees: Iterator[tuple], prefix: str
     extra = next(sentences, None)
     if extra is not None:
         raise InputError(conllu_path, extra.lineno, "has more sentences than the tree file lines")
-    builder.finalize(prefix + ".heads.idx")
+    builder.finalize(path + ".idx")
     return written
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from fairseq.data import Dictionary, FairseqDataset
 
-from fairseq_tree.data.tree_encoding import label_symbol
+from fairseq_tree.data.label_dictionary import label_symbol
 
 OPEN_SYMBOL, CLOSE_SYMBOL = label_symbol("("), label_symbol(")")
 TOKENS_PER_NODE = 3  # open bracket, label, close bracket

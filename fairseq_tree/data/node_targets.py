@@ -14,7 +14,7 @@ from typing import List, Optional, Tuple
 
 from fairseq.data import Dictionary
 
-from fairseq_tree.data.label_dictionary import class_symbols
+from fairseq_tree.data.label_dictionary import class_index, class_symbols
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import Node, NormalTree
 
@@ -38,11 +38,11 @@ class NodeTargets:
         """Dictionary index of ``label``'s class; ``pad`` for a unit without target."""
         if label is None or label == self.no_target:
             return self.classes.pad()
-        index = self.classes.indices.get(label)
-        if index is None or not 0 <= index - self.classes.nspecial < self.num_classes:
+        index = class_index(self.classes, label)
+        if index is None:
             symbols = " ".join(class_symbols(self.classes))
             raise FairseqTreeError(f"label {label!r} is not a class of {self.path} (classes: {symbols})")
-        return index
+        return index + self.classes.nspecial
 
     def split(self, tree: NormalTree) -> Tuple[NormalTree, List[int]]:
         """The model's input tree (labels replaced, tags dropped) and the n + m unit targets."""

@@ -9,8 +9,9 @@ A source example is stored as three aligned items (see ``TreeLanguagePairDataset
 
 and, only when asked for (``fairseq-tree-preprocess --leaf-tags``), a fourth:
 
-* tags: dictionary ids of the leaves' POS tags (``[TAG]``, as labels are written), aligned with
-  the leaves and EOS; ``pad`` where a leaf has no tag (a subword piece, a bare token) and at EOS.
+* tags: dictionary ids of the leaves' POS tags (``[TAG]``, as labels are written: see
+  ``label_dictionary``), aligned with the leaves and EOS; ``pad`` where a leaf has no tag (a
+  subword piece, a bare token) and at EOS.
 """
 
 from dataclasses import dataclass
@@ -19,17 +20,8 @@ from typing import Optional
 import torch
 from fairseq.data import Dictionary
 
+from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.trees.normal_form import NormalTree
-
-
-def label_symbol(label: str) -> str:
-    """Dictionary symbol of a node label.
-
-    Labels share the (joined) dictionary with words; wrapping them in square brackets keeps the
-    label ``S`` apart from the word ``S``. Moses tokenisation escapes ``[`` and ``]``, so no text
-    token collides with a wrapped label.
-    """
-    return f"[{label}]"
 
 
 @dataclass

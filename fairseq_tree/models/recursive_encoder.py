@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from fairseq_tree.data.binarize import InputError
 from fairseq_tree.data.embeddings import load_text_embeddings
+from fairseq_tree.data.label_dictionary import is_label_symbol
 from fairseq_tree.errors import FairseqTreeError
 
 logger = logging.getLogger(__name__)
@@ -76,8 +77,7 @@ def label_table(dictionary) -> Tensor:
     the dictionary (node labels, POS tags), 0 for every other symbol (padding included); the
     label embeddings need rows for labels only, not for the whole vocabulary."""
     table = torch.zeros(len(dictionary), dtype=torch.long)
-    labels = [index for index, symbol in enumerate(dictionary.symbols)
-              if len(symbol) > 2 and symbol[0] == "[" and symbol[-1] == "]"]
+    labels = [index for index, symbol in enumerate(dictionary.symbols) if is_label_symbol(symbol)]
     table[labels] = torch.arange(1, len(labels) + 1)
     return table
 

@@ -55,7 +55,7 @@ class Tree2SeqModel(TransformerModel):
                 ``bpe_codes`` (subword-nmt) or ``sentencepiece_model`` (``bpe`` follows),
                 ``source_lang``, ``target_lang``, ``batch_size``, ``max_tokens``, ...
         """
-        from fairseq_tree.models.hub_interface import from_pretrained
+        from fairseq_tree.hub import from_pretrained  # the hub sits above the models: deferred
 
         return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, recipe,
                                archive_map=cls.hub_models(), **kwargs)

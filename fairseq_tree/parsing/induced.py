@@ -12,8 +12,6 @@ positions becomes a counted flat tree.
 import logging
 import os
 
-import torch
-
 from fairseq_tree.parsing.base import Failure, Parser, ParserUnavailable
 from fairseq_tree.trees.induction import THRESHOLD, induced_tree
 from fairseq_tree.trees.subwords import first_pieces
@@ -23,60 +21,22 @@ MODEL_NAME = "constituent_transformer"
 # Section 7.3 / Figure 4(a): m = 3 gave the best trees, counting layers from 1 (Figure 5's "first
 # layer" is (a)); the authors' code, whose layers count from 0, parses with min_layer = 2.
 MIN_LAYER = 2
+FLAGS = {"checkpoint": "--induced-checkpoint", "dictionary": "--induced-dict"}
 
 
-def read_checkpoint(path: str) -> dict:
-    """The checkpoint's state, checked to be a constituent_transformer masked LM."""
-    import fairseq_tree.models  # noqa: F401  (registers the model)
-    from fairseq import checkpoint_utils
-    from fairseq.models import ARCH_MODEL_NAME_REGISTRY
+def load_model(checkpoint: str, dictionary: str | None):
+    """The checkpoint's hub (``ConstituentTransformerModel.from_pretrained``); its problems said
+    with the flag that named the file."""
+    from fairseq_tree.models.constituent_transformer import (
+        ConstituentTransformerModel,
+        MaskedLMCheckpointError,
+    )
 
-    if not os.path.isfile(path):
-        raise ParserUnavailable(f"--induced-checkpoint {path}: no such file")
     try:
-        state = checkpoint_utils.load_checkpoint_to_cpu(path)
-        arch = getattr(state["cfg"].model, "arch", None) or getattr(state["cfg"].model, "_name")
-    except Exception as err:  # torch.load raises many kinds for a file that is no checkpoint
-        raise ParserUnavailable(f"--induced-checkpoint {path}: not a fairseq checkpoint "
-                                f"({type(err).__name__}: {err})") from None
-    if ARCH_MODEL_NAME_REGISTRY.get(arch) != MODEL_NAME:
-        raise ParserUnavailable(f"--induced-checkpoint {path}: its model is {arch!r}, not a "
-                                f"{MODEL_NAME} masked LM (train one with --task masked_lm "
-                                f"--arch {MODEL_NAME})")
-    return state
-
-
-def read_dictionary(path: str | None, state: dict, checkpoint: str):
-    """The model's dictionary (default: dict.txt of the data folder it was trained on) plus
-    masked_lm's ``<mask>``, checked against the size of the model's embeddings."""
-    from fairseq.data import Dictionary
-
-    path = path or os.path.join(state["cfg"].task.data.split(os.pathsep)[0], "dict.txt")
-    if not os.path.isfile(path):
-        raise ParserUnavailable(f"--induced-dict {path}: no such file (give the dict.txt of the "
-                                "data the model was trained on)")
-    try:
-        dictionary = Dictionary.load(path)
-    except (ValueError, RuntimeError) as err:
-        reason = " ".join(str(err).split())  # fairseq's message quotes the line, line break and all
-        raise ParserUnavailable(f"--induced-dict {path}: not a fairseq dictionary ({reason})"
-                                ) from None
-    dictionary.add_symbol("<mask>")
-    rows = state["model"]["encoder.sentence_encoder.embed_tokens.weight"].size(0)
-    if len(dictionary) != rows:
-        raise ParserUnavailable(f"--induced-dict {path}: {len(dictionary)} symbols with <mask>, "
-                                f"but {checkpoint} was trained with {rows}: not its dictionary")
-    return dictionary
-
-
-def build_model(state: dict, dictionary):
-    """The masked LM of the checkpoint, in eval mode, on the GPU when there is one."""
-    from fairseq.tasks.masked_lm import MaskedLMTask
-
-    task = MaskedLMTask(state["cfg"].task, dictionary)
-    model = task.build_model(state["cfg"].model)
-    model.load_state_dict(state["model"], strict=True)
-    return model.eval().to("cuda" if torch.cuda.is_available() else "cpu")
+        return ConstituentTransformerModel.from_pretrained(
+            os.path.dirname(checkpoint), os.path.basename(checkpoint), dictionary)
+    except MaskedLMCheckpointError as err:
+        raise ParserUnavailable(f"{FLAGS[err.argument]} {err}") from None
 
 
 class InducedParser(Parser):
@@ -90,10 +50,8 @@ class InducedParser(Parser):
         if not induced_checkpoint:
             raise ParserUnavailable("--parser induced needs --induced-checkpoint (a "
                                     f"{MODEL_NAME} masked LM checkpoint)")
-        state = read_checkpoint(induced_checkpoint)
-        self.dictionary = read_dictionary(induced_dict, state, induced_checkpoint)
-        self.model = build_model(state, self.dictionary)
-        layers = len(self.model.encoder.sentence_encoder.layers)
+        self.model = load_model(induced_checkpoint, induced_dict)
+        layers = self.model.num_layers
         if not 0 <= induced_min_layer < layers:
             raise ParserUnavailable(f"--induced-min-layer {induced_min_layer}: the model has "
                                     f"layers 0-{layers - 1}")
@@ -112,24 +70,12 @@ class InducedParser(Parser):
         with open(codes, encoding="utf-8") as handle:
             return BPE(handle).segment_tokens
 
-    def encode(self, tokens: list[str]) -> torch.Tensor:
-        """``<s> units </s>`` as the model's ids."""
-        ids = [self.dictionary.index(unit) for unit in first_pieces(tokens, self.segment)]
-        self.units += len(ids)
-        self.unknown += ids.count(self.dictionary.unk())
-        return torch.tensor([self.dictionary.bos(), *ids, self.dictionary.eos()])
-
-    @torch.no_grad()
-    def word_links(self, batch: list[torch.Tensor]) -> list[list[list[float]]]:
-        """For each sentence, the links between its words at every layer: L x (words - 1)."""
-        from fairseq.data.data_utils import collate_tokens
-
-        device = next(self.model.parameters()).device
-        tokens = collate_tokens(batch, self.dictionary.pad()).to(device)
-        _, extra = self.model.encoder.extract_features(tokens)
-        links = extra["link_probabilities"].float().cpu()  # L x B x (T-1)
-        # Word j sits at position j + 1 (after <s>); links 1 .. words-1 join word j and j + 1.
-        return [links[:, row, 1:len(ids) - 2].tolist() for row, ids in enumerate(batch)]
+    def encode(self, tokens: list[str]):
+        """``<s> units </s>`` as the model's ids, the unknown units counted."""
+        ids = self.model.encode(first_pieces(tokens, self.segment))
+        self.units += len(ids) - 2
+        self.unknown += ids.eq(self.model.dictionary.unk()).sum().item()
+        return ids
 
     def _parse_tokens(self, batch):
         encoded = [self.encode(tokens) for tokens in batch]
@@ -137,7 +83,8 @@ class InducedParser(Parser):
         fits = [i for i, ids in enumerate(encoded) if len(ids) <= limit]
         results: list[str | Failure] = [Failure(f"longer than the model's {limit} positions")
                                         ] * len(batch)
-        for i, links in zip(fits, self.word_links([encoded[i] for i in fits]) if fits else []):
+        links_of_fits = self.model.link_probabilities([encoded[i] for i in fits]) if fits else []
+        for i, links in zip(fits, links_of_fits):
             results[i] = induced_tree(links, batch[i], self.min_layer, self.threshold)
         return results
 

@@ -2,6 +2,7 @@
 ``fairseq-tree-parse --tokenize moses`` and ``fairseq-tree-translate``."""
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import regex
@@ -37,6 +38,20 @@ def moses_tokenize(text: str, lang: str, normalize: bool = False, aggressive: bo
                               return_str=True).split()
 
 
+@dataclass(frozen=True)
+class MosesSteps:
+    """Which of ``moses_tokenize``'s steps a text goes through: the settings a recipe applies to
+    a side (and records in recipe.json), and that inference repeats on raw input."""
+
+    normalize: bool = False
+    aggressive: bool = False
+    quote: bool = False
+
+    def tokenize(self, text: str, lang: str) -> list[str]:
+        return moses_tokenize(text, lang, normalize=self.normalize, aggressive=self.aggressive,
+                              quote=self.quote)
+
+
 def build_tokenizer(method: str, lang: str, normalize: bool = False, aggressive: bool = False,
                     quote: bool = False) -> Callable[[str], list[str]]:
     """line -> tokens: ``none`` splits on whitespace (tokenised input), ``moses`` is
@@ -45,5 +60,5 @@ def build_tokenizer(method: str, lang: str, normalize: bool = False, aggressive:
         return str.split
     if method != "moses":
         raise ValueError(f"unknown tokenization {method!r}; choose none or moses")
-    return lambda line: moses_tokenize(line, lang, normalize=normalize, quote=quote,
-                                       aggressive=aggressive)
+    steps = MosesSteps(normalize, aggressive, quote)
+    return lambda line: steps.tokenize(line, lang)

@@ -55,10 +55,19 @@ from fairseq_tree.data.classification_datasets import (
 )
 from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.score_targets import read_distributions
+from fairseq_tree.data.tree_files import (
+    HEADS,
+    LABELS,
+    NODE_TARGETS,
+    SPANS,
+    TAGS,
+    TREE_PARTS,
+    node_targets_dictionary,
+    tree_file,
+)
 from fairseq_tree.errors import FairseqTreeError
 
 logger = logging.getLogger(__name__)
-
 
 # Not tree_translation's choices: a linearized tree is no input of this task (yet).
 TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only"])
@@ -89,6 +98,26 @@ class TreeClassificationConfig(SentencePredictionConfig):
                   "node_targets, from fairseq-tree-preprocess --node-targets), not one label "
                   "per example; train with --criterion node_classification"},
     )
+    # Settings of the model, written when the task builds it (from --arch and the model's
+    # options, ``TreeClassifierModel.leaf_annotations``) and kept with the checkpoint: what
+    # load_dataset loads besides the trees, and the model named in its errors.
+    leaf_annotations: str = field(
+        default="",
+        metadata={"help": "the per-leaf data the model reads besides the tree: tags, heads, "
+                  "comma-separated, '?' after an optional one (set when the model is built)"},
+    )
+    model_arch: str = field(
+        default="", metadata={"help": "the model's --arch (set when the model is built)"})
+
+
+def format_annotations(annotations: Dict[str, bool]) -> str:
+    """``{"tags": False, "heads": True}`` -> ``"tags?,heads"`` (``leaf_annotations``)."""
+    return ",".join(name + ("" if required else "?") for name, required in annotations.items())
+
+
+def parse_annotations(spec: str) -> Dict[str, bool]:
+    """``format_annotations``' inverse."""
+    return {name.rstrip("?"): not name.endswith("?") for name in spec.split(",") if name}
 
 
 @register_task("tree_classification", dataclass=TreeClassificationConfig)
@@ -116,7 +145,7 @@ class TreeClassificationTask(SentencePredictionTask):
             logger.info(f"[input] dictionary: {len(data_dict)} types; targets: "
                         f"{cfg.num_classes} values per example")
             return cls(cfg, data_dict, data_dict)  # as fairseq: no class dictionary
-        classes_path = (cls.required_file(cfg.data, "input0", "dict.node_targets.txt")
+        classes_path = (cls.required_file(cfg.data, "input0", node_targets_dictionary())
                         if cfg.node_targets else cls.required_file(cfg.data, "label", "dict.txt"))
         classes = Dictionary.load(classes_path)
         cls.check_num_classes(cfg, classes, classes_path)
@@ -157,7 +186,7 @@ class TreeClassificationTask(SentencePredictionTask):
         path = os.path.join(data, *parts)
         if not os.path.isfile(path):
             hint = ("binarize the trees with fairseq-tree-preprocess --only-source --node-targets"
-                    if parts[-1] == "dict.node_targets.txt" else
+                    if parts[-1] == node_targets_dictionary() else
                     "binarize the trees with fairseq-tree-preprocess --only-source" if
                     parts[0] == "input0" else
                     "binarize one label per line with fairseq-preprocess --only-source "
@@ -220,17 +249,15 @@ class TreeClassificationTask(SentencePredictionTask):
         """The leaves, labels and spans (and node targets, and the per-leaf datasets the model
         reads) of ``DIR/key/split``; with ``num_trees``, it must hold that many trees."""
         prefix = os.path.join(self.cfg.data, key, split)
-        suffixes = {"leaves": "", "labels": ".labels", "spans": ".spans"}
-        if self.cfg.node_targets:
-            suffixes["unit_targets"] = ".node_targets"
         tree = {}
-        for name, suffix in suffixes.items():
-            dataset = data_utils.load_indexed_dataset(prefix + suffix, None, combine=combine)
+        for kind in TREE_PARTS + ((NODE_TARGETS,) if self.cfg.node_targets else ()):
+            path = tree_file(prefix, kind)
+            dataset = data_utils.load_indexed_dataset(path, None, combine=combine)
             if dataset is None:
-                task_error(f"{prefix + suffix}.{{bin,idx}}: missing (binarize with "
+                task_error(f"{path}.{{bin,idx}}: missing (binarize with "
                            "fairseq-tree-preprocess --only-source"
-                           + (" --node-targets)" if name == "unit_targets" else ")"))
-            tree[name] = dataset
+                           + (" --node-targets)" if kind == NODE_TARGETS else ")"))
+            tree[kind] = dataset
         tree.update(self.load_leaf_annotations(prefix, combine))
         self.check_tree_sizes(prefix, tree)
         if num_trees is not None and len(tree["leaves"]) != num_trees:
@@ -243,7 +270,7 @@ class TreeClassificationTask(SentencePredictionTask):
         known once the model is built): a missing required one stops the run."""
         found = {}
         for name, required in self.leaf_annotations.items():
-            path = f"{prefix}.{name}"
+            path = tree_file(prefix, name)
             dataset = data_utils.load_indexed_dataset(path, None, combine=combine)
             if dataset is not None:
                 found[name] = dataset
@@ -262,8 +289,8 @@ class TreeClassificationTask(SentencePredictionTask):
         ints, n + m unit targets, n + 1 tags, n heads); anything else is a mix of files from
         different runs."""
         leaves, labels = tree["leaves"].sizes, tree["labels"].sizes
-        expected = {"labels": labels, "spans": 2 * labels, "unit_targets": leaves - 1 + labels,
-                    "tags": leaves, "heads": leaves - 1}
+        expected = {LABELS: labels, SPANS: 2 * labels, NODE_TARGETS: leaves - 1 + labels,
+                    TAGS: leaves, HEADS: leaves - 1}
         for name, sizes in expected.items():
             if name not in tree:
                 continue
@@ -290,7 +317,7 @@ class TreeClassificationTask(SentencePredictionTask):
         classes = self.label_dictionary
         if self.cfg.node_targets:
             num_leaves = tree["leaves"].sizes - 1
-            return {part: UnitTargetsDataset(tree["unit_targets"], num_leaves, part,
+            return {part: UnitTargetsDataset(tree[NODE_TARGETS], num_leaves, part,
                                              classes.pad(), classes.nspecial)
                     for part in ("leaves", "nodes")}
         if self.cfg.regression_target:
@@ -344,11 +371,11 @@ class TreeClassificationTask(SentencePredictionTask):
 
     @property
     def leaf_annotations(self) -> Dict[str, bool]:
-        return getattr(self, "_leaf_annotations", {})
+        return parse_annotations(self.cfg.leaf_annotations)
 
     @property
     def model_name(self) -> str:
-        return f"--arch {getattr(self, '_arch', '?')}"
+        return f"--arch {self.cfg.model_arch or '?'}"
 
     def build_model(self, cfg, from_checkpoint=False):
         if self.reads_trees:
@@ -356,14 +383,14 @@ class TreeClassificationTask(SentencePredictionTask):
                 cfg.max_source_positions = self.cfg.max_positions
                 if from_checkpoint and getattr(cfg, "embeddings", None):
                     cfg.embeddings = None  # the checkpoint holds the trained vectors
-        self._arch = getattr(cfg, "_name", None) or getattr(cfg, "arch", None) or "?"
+        self.cfg.model_arch = getattr(cfg, "_name", None) or getattr(cfg, "arch", None) or "?"
         model = super().build_model(cfg, from_checkpoint)
         if self.reads_trees and not getattr(model, "reads_trees", False):
             task_error(f"{self.model_name} reads token sequences, not trees: use a tree "
                        "classifier (tree_classifier, tree_classifier_tiny), or --tree-input "
                        "leaves-only")
         if self.reads_trees:
-            self._leaf_annotations = model.leaf_annotations()
+            self.cfg.leaf_annotations = format_annotations(model.leaf_annotations())
             if self.sentence_pairs:
                 model.register_classification_head(self.cfg.classification_head_name,
                                                    self.cfg.num_classes, sentence_pair=True)
@@ -379,5 +406,5 @@ def parse_score(line: str, path: str, lineno: int) -> List[float]:
 
 
 # The per-leaf datasets: what they hold, and the fairseq-tree-preprocess option that writes them.
-ANNOTATION_FLAGS = {"tags": ("POS tags", "--leaf-tags"),
-                    "heads": ("dependency heads", "--dependency-heads SUFFIX")}
+ANNOTATION_FLAGS = {TAGS: ("POS tags", "--leaf-tags"),
+                    HEADS: ("dependency heads", "--dependency-heads SUFFIX")}

@@ -22,6 +22,7 @@ from fairseq_tree.data.linearized_tree import (
     linearize,
 )
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
+from fairseq_tree.data.tree_files import TREE_PARTS, tree_file
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import TreeSyntaxError
@@ -31,7 +32,6 @@ from fairseq_tree.trees.subwords import split_words
 logger = logging.getLogger(__name__)
 
 TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only", "linearized"])
-SOURCE_SUFFIXES = ("", ".labels", ".spans")  # leaves, node labels, node spans
 
 
 @dataclass
@@ -143,11 +143,12 @@ class TreeTranslationTask(TranslationTask):
     def _load_shard(self, prefix: str):
         src, tgt = self.cfg.source_lang, self.cfg.target_lang
         parts = []
-        for suffix in SOURCE_SUFFIXES:
-            dataset = data_utils.load_indexed_dataset(prefix + src + suffix, None, "mmap")
+        for kind in TREE_PARTS:  # leaves, node labels, node spans
+            path = tree_file(prefix + src, kind)
+            dataset = data_utils.load_indexed_dataset(path, None, "mmap")
             if dataset is None:
                 raise FileNotFoundError(
-                    f"tree dataset not found: {prefix + src + suffix}.{{bin,idx}} "
+                    f"tree dataset not found: {path}.{{bin,idx}} "
                     "(binarize with fairseq-tree-preprocess, or use --tree-input leaves-only)"
                 )
             parts.append(dataset)

@@ -124,3 +124,20 @@ def format_bracketed(tree: Tree | str) -> str:
             stack.append(None)
             stack.extend(reversed(item.children))
     return " ".join(parts)
+
+
+# A leaf of a bracketed tree: a token not right after "(" (that is a label).
+_LEAF = re.compile(r"(?<![^\s)])[^\s()]+")
+_ESCAPES = re.compile(r"(-LRB-|-RRB-|-LSB-|-RSB-|-LCB-|-RCB-)")
+
+
+def lowercase_leaf(leaf: str) -> str:
+    """A leaf lowercased as the recipes lowercase their trees (``lowercase: true`` in
+    recipe.json): the PTB bracket escapes in it stay as they are."""
+    parts = _ESCAPES.split(leaf)
+    return "".join(part if i % 2 else part.lower() for i, part in enumerate(parts))
+
+
+def lowercase_leaves(tree: str) -> str:
+    """Lowercase the leaves of a bracketed tree (``lowercase_leaf``), not its labels."""
+    return _LEAF.sub(lambda match: lowercase_leaf(match.group()), tree)

@@ -12,13 +12,21 @@ Wang et al. (2019) follow (Htut et al., 2018; Shen et al., 2018b, whose On-LSTM 
 * corpus F1 (summed counts) is given too.
 
 The left-branching, right-branching and random-tree baselines are built on the same words.
+``score_files`` scores a file of predicted trees against a file of gold ones, baselines
+included (the library behind ``fairseq-tree-score-parses``).
 """
 
+import itertools
 import random
+import statistics
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from fairseq_tree.trees.normal_form import NormalTree
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.line_files import LineError, decode_line, numbered_lines
+from fairseq_tree.trees.bracketed import TreeSyntaxError
+from fairseq_tree.trees.normal_form import NormalTree, parse_tree
 
 PTB_WORD_TAGS = frozenset(
     "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB RBR RBS RP SYM TO UH "
@@ -105,3 +113,76 @@ class SpanScore:
                 "corpus_precision": 100 * precision, "corpus_recall": 100 * recall,
                 "corpus_f1": 100 * (2 * precision * recall / total if total else 0.0),
                 "sentences": len(self.sentence_f1)}
+
+
+def read_tree(raw: bytes, where: str) -> NormalTree | None:
+    """The tree of one line, None for an empty line; FILE:LINE errors for a malformed one."""
+    line = decode_line(raw, where)
+    if not line.strip():
+        return None
+    try:
+        return parse_tree(line)
+    except (TreeSyntaxError, ValueError) as err:
+        raise LineError(f"{where}: malformed tree: {err}") from None
+
+
+def tree_pairs(gold_path: str, pred_path: str) -> Iterator[tuple[NormalTree, NormalTree]]:
+    """(gold, pred) trees line by line; line counts, emptiness and leaves must agree (else a
+    ``LineError``). Lines empty in both files are skipped."""
+    pairs = itertools.zip_longest(numbered_lines(gold_path), numbered_lines(pred_path))
+    for gold_line, pred_line in pairs:
+        if gold_line is None or pred_line is None:
+            longer, where = (pred_path, pred_line[0]) if gold_line is None else (gold_path,
+                                                                               gold_line[0])
+            raise LineError(f"{where}: {longer} has more lines than the other file")
+        (gold_where, gold_raw), (pred_where, pred_raw) = gold_line, pred_line
+        gold, pred = read_tree(gold_raw, gold_where), read_tree(pred_raw, pred_where)
+        if (gold is None) != (pred is None):
+            empty = gold_where if gold is None else pred_where
+            raise LineError(f"{empty}: empty line, but the other file has a tree there")
+        if gold is None:
+            continue
+        if gold.leaves != pred.leaves:
+            raise LineError(f"{pred_where}: leaves differ from {gold_where} "
+                            f"({len(pred.leaves)} vs {len(gold.leaves)} words: "
+                            f"{first_difference(pred.leaves, gold.leaves)})")
+        yield gold, pred
+
+
+def first_difference(pred: list[str], gold: list[str]) -> str:
+    for i, (p, g) in enumerate(zip(pred, gold)):
+        if p != g:
+            return f"word {i + 1} is {p!r}, gold {g!r}"
+    return f"word {min(len(pred), len(gold)) + 1} is missing from one"
+
+
+def score_files(gold: str, pred: str, random_runs: int = 5, seed: int = 1) -> dict:
+    """Span scores (``SpanScore.report``) of the trees of ``pred`` against those of ``gold``
+    (one bracketed tree per line, the same sentences), and of the left- and right-branching
+    baselines and of ``random_runs`` random trees (median and maximum; run k seeded
+    ``seed + k``)."""
+    if random_runs < 1:
+        raise FairseqTreeError("random_runs must be at least 1")
+    model, left, right = SpanScore(), SpanScore(), SpanScore()
+    randoms = [SpanScore() for _ in range(random_runs)]
+    rngs = [random.Random(seed + run) for run in range(random_runs)]
+    words = []
+    for gold_tree, pred_tree in tree_pairs(gold, pred):
+        keep = kept_words(gold_tree)
+        gold_spans, n = nontrivial_spans(gold_tree, keep), sum(keep)
+        model.add(nontrivial_spans(pred_tree, keep), gold_spans)
+        left.add(left_branching(n), gold_spans)
+        right.add(right_branching(n), gold_spans)
+        for rng, scores in zip(rngs, randoms):
+            scores.add(random_tree(n, rng), gold_spans)
+        words.append(n)
+    if not words:
+        raise FairseqTreeError(f"{gold}: no trees to score")
+    random_reports = [scores.report() for scores in randoms]
+    return {"gold": gold, "pred": pred, "sentences": len(words),
+            "mean_words": sum(words) / len(words), "pred_scores": model.report(),
+            "left_branching": left.report(), "right_branching": right.report(),
+            "random": {key: {"median": statistics.median(r[key] for r in random_reports),
+                             "max": max(r[key] for r in random_reports)}
+                       for key in ("sentence_f1", "corpus_f1")},
+            "random_runs": random_runs, "seed": seed}

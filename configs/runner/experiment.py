@@ -1,7 +1,7 @@
 """Train and evaluate the paper's experiments: one model on one task, from configs/.
 
-    python -m fairseq_tree.cli.experiment train NAME MODEL [--dry-run] [--num-gpus N] [ARGS...]
-    python -m fairseq_tree.cli.experiment evaluate NAME MODEL [--average N] [ARGS...]
+    python configs/runner train NAME MODEL [--dry-run] [--num-gpus N] [ARGS...]
+    python configs/runner evaluate NAME MODEL [--average N] [ARGS...]
 
 (``scripts/train.sh`` and ``scripts/evaluate.sh`` call these.) ``$CONFIG_DIR/NAME.yaml`` holds the
 hyper-parameters (see configs/README.md), ``$DATA/PAIR/`` the output of its recipe (a language
@@ -20,7 +20,7 @@ scores the hypotheses, put back into test order, two ways: tokenized BLEU agains
 tokenized reference (the paper's metric; multi-bleu / fairseq-score's computation; with compound
 splitting for WMT En-De), and sacreBLEU on Moses-detokenized hypotheses against the raw reference.
 For a classification task it runs fairseq-validate on the valid and test splits and reports their
-accuracy (``experiment_classification``).
+accuracy (``configs.runner.classification``).
 """
 
 import argparse
@@ -39,13 +39,14 @@ import torch
 from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
+from configs.runner import classification
+from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args, load_experiment
+from configs.runner.processes import run_command
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
-from fairseq_tree.cli import experiment_classification as classification
 from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
-from fairseq_tree.cli.experiment_config import Experiment, flag_args, load_experiment
+from fairseq_tree.data.recipe import read_recipe
+from fairseq_tree.errors import FairseqTreeError
 
-PLUGIN_DIR = Path(__file__).resolve().parents[1]
-BIN_DIR = Path(sys.executable).parent
 HYPOTHESIS = re.compile(r"H-(\d+)\t")
 GENERATE_OUTPUT = re.compile(r"[STHDPAEIW]-\d+\t")  # fairseq-generate's per-sentence lines
 
@@ -164,36 +165,10 @@ def train(exp: Experiment, env: dict, args, extras: list[str]) -> int:
 # Evaluation
 
 
-def read_recipe(pair_dir: Path, required: bool = True) -> dict | None:
-    path = pair_dir / "recipe.json"
-    if not path.is_file():
-        if required:
-            raise CliError(f"{path}: missing (written by the pair's data-prep recipe)")
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise CliError(f"{path}: invalid JSON: {err}") from None
-
-
 def read_lines(path: Path) -> list[str]:
     if not path.is_file():
         raise CliError(f"{path}: missing (written by the pair's data-prep recipe)")
     return [decode_line(raw, where) for where, raw in numbered_lines(str(path))]
-
-
-def run_to_file(cmd: list[str], path: Path):
-    """Run ``cmd`` writing its standard output to ``path`` (only once it succeeded) while its log
-    lines, progress included, still reach the terminal."""
-    with open_output(str(path)) as out:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-        for line in proc.stdout:
-            out.write(line)
-            if not GENERATE_OUTPUT.match(line.decode("utf-8", "replace")):
-                sys.stderr.buffer.write(line)
-                sys.stderr.flush()
-        if proc.wait() != 0:
-            raise CliError(f"{Path(cmd[0]).name} exited with status {proc.returncode}")
 
 
 def read_hypotheses(path: Path, expected: int) -> list[str]:
@@ -298,7 +273,10 @@ def evaluate(exp: Experiment, env: dict, args, extras: list[str]) -> int:
     model, averaged = averaged_model(exp, save_dir, args.average or exp.average)
     cmd = generate_command(exp, data_bin, model, extras)
     print(shlex.join(cmd), flush=True)
-    run_to_file(cmd, save_dir / "generate-test.txt")
+    # its output kept (only once it succeeded), its log lines and progress still shown
+    with open_output(str(save_dir / "generate-test.txt")) as out:
+        run_command(cmd, out, show=lambda line: not GENERATE_OUTPUT.match(line),
+                    merge_stderr=False)
     hyps = read_hypotheses(save_dir / "generate-test.txt", len(refs_tok))
     detok = list(map(detokenizer(recipe, tgt), hyps))
     write_lines(save_dir / f"translations.tok.{tgt}", hyps)
@@ -318,10 +296,11 @@ def evaluate(exp: Experiment, env: dict, args, extras: list[str]) -> int:
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m fairseq_tree.cli.experiment", allow_abbrev=False,
+        prog="python configs/runner", allow_abbrev=False,
         description=__doc__.split("\n")[0],
         epilog="Environment: CONFIG_DIR (default configs), DATA (default data), "
-        "CHECKPOINTS (default checkpoints). Other arguments go to fairseq-train / -generate.")
+        "CHECKPOINTS (default checkpoints), relative to the repository root when unset. Other "
+        "arguments go to fairseq-train / -generate.")
     parser.add_argument("command", choices=["train", "evaluate"])
     parser.add_argument("pair", metavar="name", help="a config name, e.g. iwslt14-de-en or sst5")
     parser.add_argument("model", help="a model of that config, e.g. tree2seq, transformer, "
@@ -335,7 +314,9 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def environment() -> dict:
-    return {name.lower(): Path(os.environ.get(name, default)) for name, default in
+    """The folders of a run: the environment's, or the repository's own."""
+    root = Path(__file__).resolve().parents[2]
+    return {name.lower(): Path(os.environ.get(name, root / default)) for name, default in
             (("CONFIG_DIR", "configs"), ("DATA", "data"), ("CHECKPOINTS", "checkpoints"))}
 
 
@@ -349,7 +330,7 @@ def cli_main(argv=None):
         exp = load_experiment(env["config_dir"], args.pair, args.model)
         run = train if args.command == "train" else evaluate
         sys.exit(run(exp, env, args, extras))
-    except (CliError, OSError) as err:
+    except (FairseqTreeError, OSError) as err:  # CliError, and recipe.json's errors
         sys.exit(f"experiment: error: {err}")
 
 

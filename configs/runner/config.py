@@ -7,13 +7,18 @@ arguments by ``flag_args``. ``kind`` is ``translation`` (tree_translation, evalu
 ``classification`` (tree_classification, evaluated by accuracy).
 """
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+import fairseq_tree
 from fairseq_tree.cli.average import PATTERNS
 from fairseq_tree.cli.console import CliError
+
+PLUGIN_DIR = Path(fairseq_tree.__file__).parent  # every fairseq command's --user-dir
+BIN_DIR = Path(sys.executable).parent  # fairseq's console scripts, in this environment
 
 SECTIONS = {"batch", "train", "gpu", "task", "generate", "validate", "evaluate", "paper_bleu",
             "paper_accuracy", "paper_mse"}

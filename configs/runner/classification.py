@@ -9,19 +9,17 @@ mse (and Pearson's r) of ``score_distribution``'s expected scores.
 """
 
 import json
-import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
+from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args
+from configs.runner.fairseq_logs import progress_records
+from configs.runner.processes import run_command
 from fairseq_tree.cli.console import CliError, open_output
-from fairseq_tree.cli.experiment_config import Experiment, flag_args
 
-PLUGIN_DIR = Path(__file__).resolve().parents[1]
-BIN_DIR = Path(sys.executable).parent
-# fairseq-validate's summary of a split: "valid on 'test' subset | loss 1.23 | accuracy 45.6 | ..."
-SUBSET = re.compile(r"valid on '([^']+)' subset \| (.*)$", re.M)
+# fairseq-validate's summary of each split as a JSON record: {"test_loss": "1.23",
+# "test_accuracy": "45.6", ...} under the name "test"
+JSON_LOG = ["--log-format", "json"]
 
 
 def check_data(data_bin: Path, recipe_command: str) -> Path:
@@ -44,33 +42,18 @@ def test_subsets(data_bin: Path) -> list[str]:
 
 
 def validate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[str]):
+    """fairseq-validate on valid and every test split, its summaries logged as JSON (last, so
+    that the config and ``extras`` cannot change the format read)."""
     subsets = ",".join(["valid", *test_subsets(data_bin)])
     return [str(BIN_DIR / "fairseq-validate"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
             "--task", exp.fairseq_task, *flag_args(exp.task), "--path", str(model),
-            "--valid-subset", subsets, *flag_args(exp.validate or {}), *extras]
+            "--valid-subset", subsets, *flag_args(exp.validate or {}), *extras, *JSON_LOG]
 
 
-def read_metrics(output: str) -> dict[str, dict[str, float]]:
-    """Each subset's numbers from fairseq-validate's summary lines."""
-    metrics = {}
-    for subset, fields in SUBSET.findall(output):
-        pairs = (field.strip().rsplit(" ", 1) for field in fields.split("|"))
-        metrics[subset] = {key: float(value) for key, value in pairs}
-    return metrics
-
-
-def run_logged(cmd: list[str], log: Path) -> str:
-    """Run ``cmd``, its output shown as it comes and kept in ``log``; the output."""
-    lines = []
-    with open_output(str(log)) as sink:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        for line in proc.stdout:
-            sink.write(line)
-            sys.stderr.buffer.write(line)
-            lines.append(line.decode("utf-8", "replace"))
-        if proc.wait() != 0:
-            raise CliError(f"{Path(cmd[0]).name} exited with status {proc.returncode}")
-    return "".join(lines)
+def read_metrics(output: str, subsets: list[str]) -> dict[str, dict[str, float]]:
+    """Each subset's numbers from fairseq-validate's summary records."""
+    return {record.pop("kind"): {key: float(value) for key, value in record.items()}
+            for record in progress_records(output, subsets)}
 
 
 def evaluate(exp: Experiment, data_bin: Path, model: Path, averaged: list[str], save_dir: Path,
@@ -79,7 +62,9 @@ def evaluate(exp: Experiment, data_bin: Path, model: Path, averaged: list[str], 
     beside the checkpoints (every split's numbers in ``metrics``)."""
     cmd = validate_command(exp, data_bin, model, extras)
     print(shlex.join(cmd), flush=True)
-    metrics = read_metrics(run_logged(cmd, save_dir / "validate.log"))
+    with open_output(str(save_dir / "validate.log")) as log:
+        output = run_command(cmd, log)
+    metrics = read_metrics(output, ["valid", *test_subsets(data_bin)])
     metric = exp.metric
     if metric not in metrics.get("test", {}):
         raise CliError(f"fairseq-validate printed no test {metric} (see {save_dir}/validate.log)")

@@ -1,0 +1,53 @@
+"""Reading fairseq's logs: the progress records of ``--log-format json``, and the two lines fairseq
+logs in every format (a run's configuration, first, and its parameter count).
+
+fairseq's JSON progress bar logs one JSON object a line, under the name of what it reports:
+``train_inner`` every ``--log-interval`` updates, ``train`` at the end of an epoch, and a subset's
+name (``valid``, ``test``, ...) after its validation (fairseq-train's and fairseq-validate's)::
+
+    2026-11-26 13:00:02 | INFO | train | {"epoch": 3, "train_loss": "4.2", ..., "train_wall": "95"}
+
+An end-of-epoch or validation record has its keys prefixed with that name (``train_wall`` is the
+epoch's ``wall``, ``train_train_wall`` its ``train_wall``); ``progress_records`` takes the prefix
+off, so a record's keys are the names of the simple format's fields. Values are fairseq's
+formatted strings ("95", "51.2"), as the simple format prints them.
+"""
+
+import json
+import re
+
+RECORD = re.compile(r"\| (\S+) \| (\{.*\})\s*$")
+PARAMETERS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
+# fairseq-train's configuration, the first line of each run: a resumed run's log holds several,
+# and each run starts its wall clock at 0 (fairseq resets its time meters on a resume)
+RUN_START = re.compile(r"\| fairseq_cli\.train \| \{'_name'")
+
+
+def progress_records(text: str, kinds=None) -> list[dict]:
+    """The JSON progress records of a fairseq log, in order, each with what it reports (the
+    logger name: ``train_inner``, ``train``, ``valid``, ...) as ``kind``; only ``kinds`` when
+    given. Other lines, and log lines in another format, are left out."""
+    records = []
+    for line in text.splitlines():
+        match = RECORD.search(line)
+        if not match or (kinds is not None and match.group(1) not in kinds):
+            continue
+        try:
+            record = json.loads(match.group(2))
+        except ValueError:  # a dict logged by other code (fairseq_cli.train's configuration)
+            continue
+        kind, prefix = match.group(1), match.group(1) + "_"
+        records.append({"kind": kind, **{key.removeprefix(prefix): value
+                                         for key, value in record.items()}})
+    return records
+
+
+def parameter_counts(text: str) -> list[int]:
+    """Every parameter count fairseq-train logged (one per run of a resumed run)."""
+    return [int(count.replace(",", "")) for count in PARAMETERS.findall(text)]
+
+
+def runs(text: str) -> list[str]:
+    """The log split at the start of each fairseq-train run it holds (the text before the
+    first start, if any, first)."""
+    return RUN_START.split(text)

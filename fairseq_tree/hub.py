@@ -1,0 +1,228 @@
+"""Translating from Python, as fairseq's hub models do: raw sentences or bracketed trees in,
+translations out. An application pipeline over a model, a task and a parser (tokenize, parse,
+BPE, generate, detokenize), so it sits above them, as fairseq's ``hub_utils`` above its models.
+
+    from fairseq_tree.models import Tree2SeqModel
+
+    hub = Tree2SeqModel.from_pretrained(
+        "checkpoints/tree2seq", checkpoint_file="checkpoint_best.pt",
+        data_name_or_path="/data/bible-en-fr/data-bin", bpe="subword_nmt",
+        bpe_codes="/data/bible-en-fr/bpe/codes", parser="link-grammar")
+    hub.translate("In the beginning, God created the heavens and the earth.")
+    hub.translate(["(S (NP the dog) (VP barked))", ...], trees=True)   # batched
+    Tree2SeqModel.from_pretrained("checkpoints/tree2seq", "checkpoint_best.pt",
+                                  recipe="data/iwslt14-de-en", parser="stanza")
+
+A raw sentence goes through the steps that made the training data (``fairseq-tree-translate``
+is a command line over this): Moses tokenisation, parsing with a ``fairseq-tree-parse`` backend,
+lowercasing of the leaves where the recipe lowercased, BPE on each leaf (fairseq's ``--bpe``),
+beam search, BPE removal and Moses detokenisation. Any checkpoint of the ``tree_translation``
+task loads (tree2seq, or a Transformer on the leaves or the linearized trees).
+"""
+
+import dataclasses
+import logging
+import os
+from typing import Dict, List, Optional, Union
+
+import torch
+from fairseq import hub_utils
+from fairseq.hub_utils import GeneratorHubInterface
+
+from fairseq_tree.data.recipe import TranslationRecipe
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.parsing import Parser, build_parser
+from fairseq_tree.parsing.moses import build_tokenizer
+from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask
+from fairseq_tree.trees.bracketed import lowercase_leaf
+
+logger = logging.getLogger(__name__)
+
+# What a source size counts, by --tree-input.
+SIZE_UNITS = {"tree": "leaves + nodes", "leaves-only": "leaves", "linearized": "linearized tree"}
+
+
+class TranslationInputError(FairseqTreeError):
+    """An input sentence that cannot be translated; the message names it."""
+
+
+@dataclasses.dataclass
+class TextSteps:
+    """How a raw source sentence becomes a tree, and a translation text (the options of
+    ``fairseq-tree-translate``)."""
+
+    parser: Optional[Union[str, Parser]] = None  # a fairseq-tree-parse backend; None: trees only
+    parser_options: Dict = dataclasses.field(default_factory=dict)  # its build_parser options
+    tokenize: str = "moses"  # or "none": whitespace-separated tokens
+    normalize_punctuation: bool = False  # Moses punctuation normalisation first
+    quote: bool = False  # ’ -> ' first, as the recipes do to their test sets
+    aggressive_dash_splits: bool = False  # Moses -a
+    lowercase: bool = False  # lowercase the leaves after parsing (the IWSLT recipes)
+    detokenize: bool = True  # Moses detokenisation of the output
+
+
+def with_recipe(options: Dict, recipe: Dict) -> Dict:
+    """``options`` with what they leave unset taken from a recipe's settings
+    (``TranslationRecipe.hub_options``; a flag is on when either sets it); BPE codes only when no
+    sentencepiece model is given."""
+    merged = dict(options)
+    for key, value in recipe.items():
+        if key != "bpe_codes" or not options.get("sentencepiece_model"):
+            merged[key] = options.get(key) or value
+    return merged
+
+
+def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
+                    data_name_or_path: Optional[str] = None, recipe: Optional[str] = None,
+                    archive_map=None, **kwargs) -> "TreeHubInterface":
+    """fairseq's ``hub_utils.from_pretrained`` for the tree_translation task (see
+    ``Tree2SeqModel.from_pretrained``)."""
+    if recipe is not None:
+        kwargs = with_recipe({"data_name_or_path": data_name_or_path, **kwargs},
+                             TranslationRecipe.read(recipe).hub_options())
+        data_name_or_path = kwargs.pop("data_name_or_path")
+    steps = TextSteps(**{f.name: kwargs.pop(f.name) for f in dataclasses.fields(TextSteps)
+                         if f.name in kwargs})
+    data = _local_folder(model_name_or_path, data_name_or_path or ".")
+    kwargs.setdefault("bpe", _bpe_method(model_name_or_path, kwargs))
+    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # None: not given
+    if "tokenizer" in kwargs:
+        raise FairseqTreeError("tokenizer=: raw sentences are tokenised for parsing and the output "
+                         "detokenised by the tree pipeline: use tokenize= and detokenize=")
+    loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data,
+                                       archive_map=archive_map, **kwargs)
+    return TreeHubInterface(loaded["args"], loaded["task"], loaded["models"], steps)
+
+
+# BPE files that fairseq's from_pretrained takes from a model folder, and their --bpe.
+MODEL_FOLDER_BPE = {"code": "subword_nmt", "bpecodes": "subword_nmt",
+                    "sentencepiece.bpe.model": "sentencepiece"}
+
+
+def _bpe_method(model_folder: str, kwargs: Dict) -> Optional[str]:
+    """fairseq's ``--bpe`` for the BPE files given (or found in the model folder, where
+    fairseq finds them): codes without it would be read but never applied."""
+    if kwargs.get("bpe_codes"):
+        return "subword_nmt"
+    if kwargs.get("sentencepiece_model"):
+        return "sentencepiece"
+    for name, method in MODEL_FOLDER_BPE.items():
+        if os.path.exists(os.path.join(model_folder, name)):
+            return method
+    return None
+
+
+def _local_folder(model_name_or_path: str, data_name_or_path: str) -> str:
+    """The data folder as fairseq resolves it (a path starting with "." is inside the model
+    folder), checked here: fairseq turns a missing folder into an obscure failure later."""
+    if "://" in data_name_or_path or "://" in model_name_or_path:
+        return data_name_or_path
+    if not os.path.isdir(model_name_or_path):
+        raise FileNotFoundError(f"{model_name_or_path}: no such model folder")
+    path = data_name_or_path
+    if path.startswith("."):
+        path = os.path.join(model_name_or_path, path)
+    if not os.path.isdir(path):
+        raise FileNotFoundError(f"{path}: no such data folder (data_name_or_path)")
+    return os.path.abspath(path)
+
+
+class TreeHubInterface(GeneratorHubInterface):
+    """fairseq's ``GeneratorHubInterface`` for the tree_translation task.
+
+    ``translate(sentences, beam=5, verbose=False, trees=False, names=None,
+    skip_invalid_size_inputs=False, **generation_options)`` takes one string or a list (translated
+    in batches of ``--batch-size`` / ``--max-tokens``): raw sentences, parsed by ``steps.parser``,
+    or with ``trees=True`` bracketed trees of tokenised text. It returns the best hypothesis of
+    each, "" for an empty sentence. A sentence longer than the model accepts raises
+    ``TranslationInputError``, or with ``skip_invalid_size_inputs`` gives None and a warning;
+    ``names`` (one per sentence, e.g. FILE:LINE) name sentences in errors and warnings.
+    ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees).
+    """
+
+    def __init__(self, cfg, task, models, steps: Optional[TextSteps] = None):
+        if not isinstance(task, TreeTranslationTask):
+            raise FairseqTreeError(f"{type(task).__name__}: the checkpoint's task is not "
+                             "tree_translation")
+        super().__init__(cfg, task, models)
+        self.eval()
+        self.steps = steps or TextSteps()
+        self.source_lang, self.target_lang = task.cfg.source_lang, task.cfg.target_lang
+        self.tokenize_line = build_tokenizer(
+            self.steps.tokenize, self.source_lang, normalize=self.steps.normalize_punctuation,
+            aggressive=self.steps.aggressive_dash_splits, quote=self.steps.quote)
+        self.parser = self.steps.parser
+        if isinstance(self.parser, str):
+            self.parser = build_parser(self.parser, self.source_lang, **self.steps.parser_options)
+        self.detokenizer = None
+        if self.steps.detokenize:
+            from sacremoses import MosesDetokenizer
+
+            self.detokenizer = MosesDetokenizer(lang=self.target_lang)
+        self.flat_fallbacks = 0
+
+    def sample(self, sentences, beam: int = 1, verbose: bool = False, trees: bool = False,
+               names: Optional[List[str]] = None, skip_invalid_size_inputs: bool = False,
+               **kwargs):
+        """Translations of ``sentences`` (see the class docstring)."""
+        if isinstance(sentences, str):
+            return self.sample([sentences], beam, verbose, trees, names or ["sentence"],
+                               skip_invalid_size_inputs, **kwargs)[0]
+        names = names or [f"sentences[{i}]" for i in range(len(sentences))]
+        if len(names) != len(sentences):
+            raise FairseqTreeError(f"{len(names)} names for {len(sentences)} sentences")
+        outputs: List[Optional[str]] = ["" if not s.strip() else None for s in sentences]
+        real = [i for i, sentence in enumerate(sentences) if sentence.strip()]
+        if not real:
+            return outputs
+        tokens = self.encode_sources([sentences[i] for i in real], trees, [names[i] for i in real])
+        fitting = self.fitting(tokens, [names[i] for i in real], skip_invalid_size_inputs)
+        if fitting:
+            hypos = self.generate([tokens[k] for k in fitting], beam, verbose, **kwargs)
+            for k, best in zip(fitting, hypos):
+                outputs[real[k]] = self.decode(best[0]["tokens"])
+        return outputs
+
+    def parse(self, sentences: List[str]) -> List[str]:
+        """Raw sentences -> bracketed trees (tokenised as ``steps`` say)."""
+        if self.parser is None:
+            raise TranslationInputError("no parser for raw sentences: load the model with "
+                                        "parser=... (a fairseq-tree-parse backend), or give "
+                                        "bracketed trees with trees=True")
+        results = self.parser.parse([self.tokenize_line(sentence) for sentence in sentences])
+        self.flat_fallbacks += sum(result.fallback is not None for result in results)
+        return [result.tree for result in results]
+
+    def encode_sources(self, sentences: List[str], trees: bool,
+                       names: List[str]) -> List[torch.Tensor]:
+        """Source token ids of each sentence, as the task gives them to the model."""
+        if not trees:
+            sentences = self.parse(sentences)
+        try:
+            return self.task.inference_sources(sentences, self.encode_leaf)
+        except InputTreeError as err:
+            raise TranslationInputError(f"{names[err.index]}: {err.reason}") from None
+
+    def encode_leaf(self, word: str) -> str:
+        """One leaf as BPE pieces joined by spaces (what the task's tree reader expects)."""
+        return self.apply_bpe(lowercase_leaf(word) if self.steps.lowercase else word)
+
+    def fitting(self, tokens: List[torch.Tensor], names: List[str], skip: bool) -> List[int]:
+        """Indices of the sources the model accepts; the others raise, or are warned about
+        when ``skip``."""
+        sizes = self.task.build_dataset_for_inference(tokens, [t.numel() for t in tokens]).src_sizes
+        limit = self.max_positions[0] if isinstance(self.max_positions, tuple) else None
+        keep = []
+        for k, size in enumerate(sizes):
+            if limit is None or size <= limit:
+                keep.append(k)
+                continue
+            message = (f"{names[k]}: {size} source tokens "
+                       f"({SIZE_UNITS[self.task.cfg.tree_input]}) exceed the model's {limit}")
+            if not skip:
+                raise TranslationInputError(message)
+            logger.warning(f"{message}; not translated")
+        return keep
+
+    def detokenize(self, sentence: str) -> str:
+        return self.detokenizer.detokenize(sentence.split()) if self.detokenizer else sentence
