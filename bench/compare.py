@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from report import machine, write_json
+from report import end_report, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the runner: configs/runner
@@ -132,10 +132,7 @@ def main(argv=None) -> dict:
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "fairseq_train_extras": extras,
               "results": rows}
-    print("\n".join(table(rows)), flush=True)
-    if args.json:
-        write_json(args.json, report)
-    return report
+    return end_report(report, table(rows), args.json)
 
 
 if __name__ == "__main__":

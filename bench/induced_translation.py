@@ -52,7 +52,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 import masked_lm  # noqa: E402
 import seeds  # noqa: E402
-from report import machine, previous_report, report_t_tests, write_json  # noqa: E402
+from report import (  # noqa: E402
+    end_report,
+    machine,
+    previous_report,
+    report_t_tests,
+    write_json,
+)
 
 from fairseq_tree.data.recipe import has_recipe, read_recipe  # noqa: E402
 from fairseq_tree.trees import Node, parse_tree  # noqa: E402
@@ -302,10 +308,7 @@ def main(argv=None) -> dict:
                                            paired_bootstrap(rows, args),
                                            ("direction", "seed", "other"))
     tests["seed_t_tests"] = report_t_tests({"results": rows}) if rows else []
-    final = report()
-    if args.json:
-        write_json(args.json, final)
-    return final
+    return end_report(report(), None, args.json)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import masked_lm  # noqa: E402
 import synthetic_task  # noqa: E402
-from report import machine, previous_report, write_json  # noqa: E402
+from report import end_report, machine, previous_report, write_json  # noqa: E402
 
 from fairseq_tree.data.recipe import has_recipe  # noqa: E402
 from fairseq_tree.parsing.base import FLAT_LABEL  # noqa: E402
@@ -176,11 +176,7 @@ def main(argv=None) -> dict:
     corpora = {"synthetic": synthetic_corpus, "bible": bible_corpus}
     for name in args.corpora:
         run_corpus(name, corpora[name], args.work, args, rows, finish)
-    print("\n".join(summary(rows)), flush=True)
-    final = report()
-    if args.json:
-        write_json(args.json, final)
-    return final
+    return end_report(report(), summary(rows), args.json)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,16 @@ def write_json(path: str, report) -> None:
     Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
+def end_report(report: dict, lines: list[str] | None, path: str | None) -> dict:
+    """A benchmark's end: its table printed (``lines``, when given), the report written as JSON
+    (when ``path`` asks for it) and returned."""
+    if lines:
+        print("\n".join(lines), flush=True)
+    if path:
+        write_json(path, report)
+    return report
+
+
 def previous_report(path: str | None, settings: dict | None = None, keys=()) -> dict:
     """The report already at ``path`` (empty if there is none), whose results a resumed run
     keeps. Exits if it was made with other ``settings`` in one of ``keys``: results of other

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-from report import machine, write_json  # noqa: E402
+from report import end_report, machine  # noqa: E402
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
 
@@ -141,10 +141,7 @@ def main(argv=None) -> dict:
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "settings": vars(args),
               "wall_seconds": round(time.time() - started), "summary": rows, "runs": runs}
-    print("\n".join(table(rows)), flush=True)
-    if args.json:
-        write_json(args.json, report)
-    return report
+    return end_report(report, table(rows), args.json)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
-from report import write_json  # noqa: E402
+from report import end_report  # noqa: E402
 import synthetic_task  # noqa: E402
 
 from fairseq_tree.data.recipe import has_recipe  # noqa: E402
@@ -134,9 +134,7 @@ def main(argv=None) -> dict:
               "command": " ".join(["bench/synthetic.py", *(argv or sys.argv[1:])]),
               "date": time.strftime("%Y-%m-%d"), "settings": vars(args),
               "wall_seconds": round(time.time() - started), "results": rows}
-    print("\n".join(table(rows)), flush=True)
-    if args.json:
-        write_json(args.json, report)
+    end_report(report, table(rows), args.json)
     if args.plot:
         plot(rows, args.models + args.ablations, args.plot)
     return report

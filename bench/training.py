@@ -52,7 +52,7 @@ from torch.utils.flop_counter import FlopCounterMode
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from accumulation import peak_bytes  # noqa: E402
 from generation import build_data_bin, data_bin_parser  # noqa: E402
-from report import load_average, machine, write_json  # noqa: E402
+from report import end_report, load_average, machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the runner: configs/runner
@@ -317,10 +317,7 @@ def run_benchmark(parser, run_on, summary, argv=None) -> dict:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
         report = run_on(args, args.data or build_data_bin(work, args.bpe_symbols))
-    print("\n".join(summary(report)), flush=True)
-    if args.json:
-        write_json(args.json, report)
-    return report
+    return end_report(report, summary(report), args.json)
 
 
 def main(argv=None):

@@ -78,6 +78,10 @@ def task_error(message: str):
     raise FairseqTreeError(f"tree_classification: error: {message}")
 
 
+LEAF_ANNOTATIONS_HELP = ("the per-leaf data the model reads besides the tree: tags, heads, "
+                         "comma-separated, '?' after an optional one (set when the model is built)")
+
+
 @dataclass
 class TreeClassificationConfig(SentencePredictionConfig):
     tree_input: TREE_INPUT_CHOICES = field(
@@ -101,13 +105,8 @@ class TreeClassificationConfig(SentencePredictionConfig):
     # Settings of the model, written when the task builds it (from --arch and the model's
     # options, ``TreeClassifierModel.leaf_annotations``) and kept with the checkpoint: what
     # load_dataset loads besides the trees, and the model named in its errors.
-    leaf_annotations: str = field(
-        default="",
-        metadata={"help": "the per-leaf data the model reads besides the tree: tags, heads, "
-                  "comma-separated, '?' after an optional one (set when the model is built)"},
-    )
-    model_arch: str = field(
-        default="", metadata={"help": "the model's --arch (set when the model is built)"})
+    leaf_annotations: str = field(default="", metadata={"help": LEAF_ANNOTATIONS_HELP})
+    model_arch: str = field(default="", metadata={"help": "the model's --arch (set when built)"})
 
 
 def format_annotations(annotations: Dict[str, bool]) -> str:
