@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.line_files import open_output
 
 RECIPE_FILE = "recipe.json"
 Folder = Union[str, Path]
@@ -55,9 +56,8 @@ def write_recipe(folder: Folder, record: dict) -> bool:
                 return False
         except ValueError:
             pass  # an unreadable old record is replaced
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    with open_output(str(path)) as sink:
+        sink.write(json.dumps(record, indent=2).encode("utf-8") + b"\n")
     return True
 
 
