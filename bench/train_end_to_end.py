@@ -5,6 +5,7 @@ log, beside the arithmetic floor computed on the batches those updates trained o
     python bench/train_end_to_end.py --data data/bible-en-fr-sample/data-bin --updates 400 \\
         --repeats 2 --json bench/results/train-end-to-end-cpu.json
     python bench/train_end_to_end.py ... --profile-dir runs/profiles     # also cProfile each run
+    python bench/train_end_to_end.py ... --torch-profile runs/operators  # operators beside the floor
 
 Each run is the experiment config's command (``--config``, default the quickstart's
 ``bible-en-fr-sample``: its batches, optimizer, dropout and seed) with validation and saving off,
@@ -21,11 +22,18 @@ batch size of every interval of fairseq's log; each distinct batch counted once 
 how often it was trained on), tree2seq's total over the Transformer's, as bench/training.py
 counts them. ``ratio / floor`` is the part of the time ratio that the arithmetic does not
 explain.
+
+``--torch-profile`` runs each model once more under torch.profiler (bench/profiled_train.py,
+updates ``--warmup`` to ``--updates``) and splits what the floor does not explain by operator:
+an operator's excess is its tree2seq milliseconds per update less the floor times its Transformer
+milliseconds; the excesses add up to tree2seq's profiled time less the floor times the
+Transformer's.
 """
 
 import argparse
 import collections
 import contextlib
+import json
 import os
 import shlex
 import statistics
@@ -149,6 +157,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-floor", action="store_true", help="skip the FLOP count")
     parser.add_argument("--profile-dir", type=Path,
                         help="also run each model once under cProfile, the stats saved here")
+    parser.add_argument("--torch-profile", type=Path, metavar="DIR",
+                        help="also run each model once under torch.profiler, operators saved here")
+    parser.add_argument("--with-stack", action="store_true",
+                        help="with --torch-profile: also by the Python file calling each operator")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     return parser
 
@@ -204,8 +216,45 @@ def measure(args, cmds: dict) -> dict:
             path = args.profile_dir / f"{name}.prof"
             run_once(cmds[name], path)
             report["profiles"][name] = str(path)
+    if args.torch_profile:
+        report["operators"] = operator_profiles(args, cmds, report.get("floor", {}).get("ratio"))
     report["machine"]["load_average_after"] = load_average()
     return report
+
+
+def operator_profiles(args, cmds: dict, floor) -> dict:
+    """One torch.profiler run a model (bench/profiled_train.py), and the operators' excesses
+    over the floor (over a ratio of 1 without one)."""
+    args.torch_profile.mkdir(parents=True, exist_ok=True)
+    tables = {}
+    for name in MODELS:
+        path = args.torch_profile / f"{name}.json"
+        cmd = [sys.executable, str(Path(__file__).with_name("profiled_train.py")),
+               "--from-update", str(args.warmup), "--to-update", str(args.updates),
+               "--json", str(path), *(["--with-stack"] if args.with_stack else []),
+               "--", *cmds[name][1:]]
+        run_once(cmd, None)
+        tables[name] = json.loads(path.read_text())
+    result = {"files": {name: str(args.torch_profile / f"{name}.json") for name in MODELS},
+              "self_ms_per_update": {name: t["self_ms_per_update"] for name, t in tables.items()},
+              "excess_over": "floor" if floor else "ratio 1",
+              "excess": excesses(tables, "operators", floor or 1.0)}
+    if args.with_stack:
+        result["excess_by_file"] = excesses(tables, "files", floor or 1.0)
+    return result
+
+
+def excesses(tables: dict, key: str, floor: float) -> list:
+    """Per row of ``tables[model][key]`` (operators or files): ms per update of both models and
+    tree2seq's less ``floor`` times the Transformer's, largest excess first."""
+    tree, plain = tables[MODELS[0]][key], tables[MODELS[1]][key]
+    rows = []
+    for name in set(tree) | set(plain):
+        t, p = (table.get(name, {}) for table in (tree, plain))
+        t_ms, p_ms = (x.get("self_ms", 0.0) if isinstance(x, dict) else x for x in (t, p))
+        rows.append({"name": name, MODELS[0]: round(t_ms, 3), MODELS[1]: round(p_ms, 3),
+                     "excess_ms": round(t_ms - floor * p_ms, 3)})
+    return sorted(rows, key=lambda r: -abs(r["excess_ms"]))
 
 
 def printed(report: dict) -> list:
@@ -221,7 +270,17 @@ def printed(report: dict) -> list:
     if "floor" in report:
         line += (f"   floor {report['floor']['ratio']:.3f}x over {report['floor']['batches']} "
                  f"batches; ratio / floor {ratio(report['ratio / floor'], 0)}")
-    return [*lines, line]
+    lines.append(line)
+    if "operators" in report:
+        ops = report["operators"]
+        total = {name: ops["self_ms_per_update"][name] for name in MODELS}
+        lines.append(f"\ntorch.profiler, self ms per update (tree2seq {total[MODELS[0]]:.1f}, "
+                     f"Transformer {total[MODELS[1]]:.1f}); excess over the {ops['excess_over']}:")
+        for key in ("excess", "excess_by_file"):
+            for row in ops.get(key, [])[:15]:
+                lines.append(f"  {row['name'][:60]:<60} {row[MODELS[0]]:>9.2f} "
+                             f"{row[MODELS[1]]:>9.2f} {row['excess_ms']:>+9.2f}")
+    return lines
 
 
 def main(argv=None):

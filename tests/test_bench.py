@@ -257,7 +257,8 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     (their sizes as fairseq logged them)."""
     report = train_end_to_end.main([
         "--bpe-symbols", "200", "--train-args", TINY_SIZES, "--updates", "14", "--warmup", "4",
-        "--log-every", "2", "--repeats", "1", "--json", str(tmp_path / "e2e.json")])
+        "--log-every", "2", "--repeats", "1", "--torch-profile", str(tmp_path / "ops"),
+        "--with-stack", "--json", str(tmp_path / "e2e.json")])
     assert json.loads((tmp_path / "e2e.json").read_text()) == report
     assert all("--log-format json" in c and "--max-update 14" in c
                for c in report["commands"].values())
@@ -275,6 +276,20 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     assert (report["ratio"]["wall"] is None) == (wall == 0)
     if wall:
         assert report["ratio / floor"] == pytest.approx(report["ratio"]["wall"] / floor["ratio"])
+    # torch.profiler over updates 4-14 of one more run a model: the excesses over the floor add
+    # up to the models' totals; only tree2seq's operators come from the tree attention's file
+    ops = report["operators"]
+    assert ops["excess_over"] == "floor"
+    tables = {name: json.loads(Path(path).read_text()) for name, path in ops["files"].items()}
+    assert all(t["updates"] == 11 and t["operators"]["aten::mm"]["self_ms"] > 0
+               for t in tables.values())
+    total = ops["self_ms_per_update"]
+    assert sum(r["excess_ms"] for r in ops["excess"]) == pytest.approx(
+        total["tree2seq"] - floor["ratio"] * total["transformer"], abs=1e-3 * len(ops["excess"]))
+    attention = "fairseq_tree/modules/tree_attention.py"
+    assert tables["tree2seq"]["files"][attention] > 0
+    assert attention not in tables["transformer"]["files"]
+    assert tables["transformer"]["files"]["backward"] > 0
 
 
 def test_training_record_sums_the_seconds_of_a_resumed_run():
