@@ -5,7 +5,7 @@ log, beside the arithmetic floor computed on the batches those updates trained o
     python bench/train_end_to_end.py --data data/bible-en-fr-sample/data-bin --updates 400 \\
         --repeats 2 --json bench/results/train-end-to-end-cpu.json
     python bench/train_end_to_end.py ... --profile-dir runs/profiles     # also cProfile each run
-    python bench/train_end_to_end.py ... --torch-profile runs/operators  # operators beside the floor
+    python bench/train_end_to_end.py ... --torch-profile runs/operators  # operators vs the floor
 
 Each run is the experiment config's command (``--config``, default the quickstart's
 ``bible-en-fr-sample``: its batches, optimizer, dropout and seed) with validation and saving off,
