@@ -45,8 +45,9 @@ def calling_file(event) -> str:
     while parent is not None:
         if parent.name.startswith(BACKWARD):
             return "backward"
-        if parent.is_python_function and source_file(parent.name):
-            return source_file(parent.name)
+        caller = source_file(parent.name) if parent.is_python_function else None
+        if caller:
+            return caller
         parent = parent.cpu_parent
     return "backward"
 

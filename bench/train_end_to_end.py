@@ -226,32 +226,35 @@ def operator_profiles(args, cmds: dict, floor) -> dict:
     """One torch.profiler run a model (bench/profiled_train.py), and the operators' excesses
     over the floor (over a ratio of 1 without one)."""
     args.torch_profile.mkdir(parents=True, exist_ok=True)
+    paths = {name: args.torch_profile / f"{name}.json" for name in MODELS}
     tables = {}
-    for name in MODELS:
-        path = args.torch_profile / f"{name}.json"
+    for name, path in paths.items():
         cmd = [sys.executable, str(Path(__file__).with_name("profiled_train.py")),
                "--from-update", str(args.warmup), "--to-update", str(args.updates),
                "--json", str(path), *(["--with-stack"] if args.with_stack else []),
                "--", *cmds[name][1:]]
         run_once(cmd, None)
         tables[name] = json.loads(path.read_text())
-    result = {"files": {name: str(args.torch_profile / f"{name}.json") for name in MODELS},
+    over, floor = ("floor", floor) if floor else ("ratio 1", 1.0)
+    operator_ms = {name: {op: row["self_ms"] for op, row in t["operators"].items()}
+                   for name, t in tables.items()}
+    result = {"files": {name: str(path) for name, path in paths.items()},
               "self_ms_per_update": {name: t["self_ms_per_update"] for name, t in tables.items()},
-              "excess_over": "floor" if floor else "ratio 1",
-              "excess": excesses(tables, "operators", floor or 1.0)}
+              "excess_over": over,
+              "excess": excesses(operator_ms, floor)}
     if args.with_stack:
-        result["excess_by_file"] = excesses(tables, "files", floor or 1.0)
+        result["excess_by_file"] = excesses({name: t["files"] for name, t in tables.items()},
+                                            floor)
     return result
 
 
-def excesses(tables: dict, key: str, floor: float) -> list:
-    """Per row of ``tables[model][key]`` (operators or files): ms per update of both models and
-    tree2seq's less ``floor`` times the Transformer's, largest excess first."""
-    tree, plain = tables[MODELS[0]][key], tables[MODELS[1]][key]
+def excesses(ms: dict, floor: float) -> list:
+    """Per row of ``ms[model]`` (milliseconds per update by operator or by file): both models'
+    and tree2seq's less ``floor`` times the Transformer's, largest excess first."""
+    tree, plain = ms[MODELS[0]], ms[MODELS[1]]
     rows = []
     for name in set(tree) | set(plain):
-        t, p = (table.get(name, {}) for table in (tree, plain))
-        t_ms, p_ms = (x.get("self_ms", 0.0) if isinstance(x, dict) else x for x in (t, p))
+        t_ms, p_ms = tree.get(name, 0.0), plain.get(name, 0.0)
         rows.append({"name": name, MODELS[0]: round(t_ms, 3), MODELS[1]: round(p_ms, 3),
                      "excess_ms": round(t_ms - floor * p_ms, 3)})
     return sorted(rows, key=lambda r: -abs(r["excess_ms"]))
