@@ -35,37 +35,64 @@ def source_file(name: str):
     return None
 
 
-def calling_file(event) -> str:
-    """The innermost Python frame above an operator that is in fairseq_tree or fairseq: the model
-    code that asked for it; "backward" for the operators of autograd's engine (whose Python
-    caller is the ``backward()`` of fairseq's optimizer, whatever model code they differentiate)."""
-    if event.name.startswith(BACKWARD):
-        return "backward"
+def backward_node(event):
+    """The autograd engine's ``evaluate_function`` event an operator runs under, or None for a
+    forward operator."""
+    while event is not None:
+        if event.name.startswith(BACKWARD):
+            return event
+        event = event.cpu_parent
+    return None
+
+
+def forward_caller(event):
+    """The innermost Python frame above a forward operator that is in fairseq_tree or fairseq:
+    the model code that asked for it (None when there is none)."""
     parent = event.cpu_parent
     while parent is not None:
-        if parent.name.startswith(BACKWARD):
-            return "backward"
         caller = source_file(parent.name) if parent.is_python_function else None
         if caller:
             return caller
         parent = parent.cpu_parent
-    return "backward"
+    return None
+
+
+def calling_files(events) -> dict:
+    """Each operator's calling file: a forward operator's is ``forward_caller``; a backward
+    operator's is "backward: " and the file of the forward operator it differentiates (the
+    autograd node's sequence number is that operator's), "backward: gradient accumulation" for
+    the engine's accumulation of leaf gradients, which differentiates nothing."""
+    nodes = {id(event): backward_node(event) for event in events}
+    forward = {}
+    for event in events:
+        if nodes[id(event)] is None and event.sequence_nr >= 0:
+            forward.setdefault(event.sequence_nr, forward_caller(event))
+    files = {}
+    for event in events:
+        node = nodes[id(event)]
+        if node is None:
+            files[id(event)] = forward_caller(event) or "other"
+        elif node.sequence_nr < 0:
+            files[id(event)] = "backward: gradient accumulation"
+        else:
+            files[id(event)] = "backward: " + (forward.get(node.sequence_nr) or "other")
+    return files
 
 
 def operator_table(profiler, updates: int, with_stack: bool) -> dict:
     """Self CPU milliseconds per update of every operator (the profiler's Python function events
     left out: their self time includes waits, the loader thread's among them); with
-    ``with_stack``, also per calling file (``calling_file``)."""
+    ``with_stack``, also per calling file (``calling_files``)."""
     operators = collections.defaultdict(lambda: {"calls": 0.0, "self_ms": 0.0})
     files = collections.Counter()
-    for event in profiler.events():
-        if event.is_python_function:
-            continue
+    events = [event for event in profiler.events() if not event.is_python_function]
+    callers = calling_files(events) if with_stack else {}
+    for event in events:
         ms = event.self_cpu_time_total / 1000 / updates
         operators[event.key]["calls"] += 1 / updates
         operators[event.key]["self_ms"] += ms
         if with_stack:
-            files[calling_file(event)] += ms
+            files[callers[id(event)]] += ms
     report = {"updates": updates, "operators": dict(operators),
               "self_ms_per_update": sum(o["self_ms"] for o in operators.values())}
     if with_stack:

@@ -23,6 +23,11 @@ how often it was trained on), tree2seq's total over the Transformer's, as bench/
 counts them. ``ratio / floor`` is the part of the time ratio that the arithmetic does not
 explain.
 
+``--token-matched`` also times fairseq's Transformer on a copy of the data whose sources are
+N + M tokens long (each sentence's leaves, cycled to as many more as it has nodes): as many
+encoder positions as tree2seq reads, through fairseq's own layers only. tree2seq's time over
+its time, beside their FLOP ratio, is what tree2seq costs beyond the length of its input.
+
 ``--torch-profile`` runs each model once more under torch.profiler (bench/profiled_train.py,
 updates ``--warmup`` to ``--updates``) and splits what the floor does not explain by operator:
 an operator's excess is its tree2seq milliseconds per update less the floor times its Transformer
@@ -42,6 +47,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generation import data_bin_parser  # noqa: E402
 from report import load_average, machine  # noqa: E402
@@ -54,6 +61,12 @@ from configs.runner.experiment import train_command  # noqa: E402
 from configs.runner.fairseq_logs import progress_records  # noqa: E402
 from configs.runner.processes import run_command  # noqa: E402
 from fairseq_tree.cli.console import CliError  # noqa: E402
+from fairseq_tree.data.tree_files import LABELS, tree_file  # noqa: E402
+
+from fairseq.data import Dictionary, data_utils, indexed_dataset  # noqa: E402
+
+# fairseq's Transformer on sources of N + M tokens (--token-matched): tree2seq's encoder length
+TOKEN_MATCHED = "transformer_n_plus_m"
 
 
 def command(args, model: str, data_bin: str, save_dir: str) -> list:
@@ -66,6 +79,37 @@ def command(args, model: str, data_bin: str, save_dir: str) -> list:
         extras.append("--cpu")
     cmd, _ = train_command(exp, Path(data_bin), Path(save_dir), 0, extras)
     return cmd
+
+
+def token_matched_data_bin(data_bin: Path, out: Path, source: str, target: str) -> Path:
+    """A copy of the tree data-bin in which every source sentence of N leaves and M nodes is
+    N + M tokens long: its leaves, then its leaves again, cycled, up to M more, then </s>.
+    Targets and dictionaries are the same files. fairseq's Transformer trained on it reads as
+    many encoder positions as tree2seq does, through fairseq's own layers only."""
+    out.mkdir(parents=True, exist_ok=True)
+    pair = f"{source}-{target}"
+    dictionary = Dictionary.load(str(data_bin / f"dict.{source}.txt"))
+    for name in (f"dict.{source}.txt", f"dict.{target}.txt"):
+        (out / name).symlink_to((data_bin / name).resolve())
+    for index in sorted(data_bin.glob(f"*.{pair}.{source}.idx")):
+        prefix = str(index)[:-len(".idx")]
+        leaves = data_utils.load_indexed_dataset(prefix, None, "mmap")
+        labels = data_utils.load_indexed_dataset(tree_file(prefix, LABELS), None, "mmap")
+        if labels is None:
+            raise SystemExit(f"train_end_to_end.py: error: {prefix}: not a tree data-bin "
+                             f"(no {tree_file(prefix, LABELS)}.idx)")
+        split_prefix = out / Path(prefix).name
+        builder = indexed_dataset.make_builder(f"{split_prefix}.bin", "mmap",
+                                               vocab_size=len(dictionary))
+        for i in range(len(leaves)):
+            words = leaves[i][:-1]  # without </s>
+            extra = words.repeat(len(labels[i]) // max(len(words), 1) + 1)[:len(labels[i])]
+            builder.add_item(torch.cat([words, extra, leaves[i][-1:]]))
+        builder.finalize(f"{split_prefix}.idx")
+        for suffix in (".bin", ".idx"):
+            name = Path(prefix).name[:-len(source)] + target + suffix
+            (out / name).symlink_to((data_bin / name).resolve())
+    return out
 
 
 def log_records(text: str) -> list[dict]:
@@ -117,6 +161,18 @@ def trained_batches(setup, last_update: int) -> list[tuple]:
     return batches[:last_update]
 
 
+def token_matched_report(medians: dict, floor) -> dict:
+    """tree2seq's time over that of the Transformer on N + M source tokens, and (with the floor
+    counted) their matrix-product FLOPs on the batches tree2seq trained on."""
+    tree, matched = medians[MODELS[0]], medians[TOKEN_MATCHED]
+    report = {"ratio": {clock: tree[key] / matched[key] if matched[key] else None
+                        for clock, key in (("wall", "seconds_per_update"),
+                                           ("train_wall", "train_wall_per_update"))}}
+    if floor:
+        report["flop_ratio"] = floor["gflop"][MODELS[0]] / floor["gflop"][TOKEN_MATCHED]
+    return report
+
+
 def batches_match_log(batches: list[tuple], records: list[dict]) -> tuple[int, int]:
     """(intervals whose logged mean batch size, fairseq's ``bsz``, is that of ``batches``, log
     intervals): the check that the floor is counted on the batches the run trained on."""
@@ -131,8 +187,8 @@ def batches_match_log(batches: list[tuple], records: list[dict]) -> tuple[int, i
 
 
 def floor_flops(setups: dict, batches: list[tuple]) -> dict:
-    """Matrix-product FLOPs of both models over ``batches`` (each distinct batch counted once,
-    weighted by how often it was trained on)."""
+    """Matrix-product FLOPs of each model over ``batches`` (each distinct batch counted once,
+    weighted by how often it was trained on); the floor is tree2seq's over the Transformer's."""
     counts = collections.Counter(batches)
     totals = {}
     for name, setup in setups.items():
@@ -155,6 +211,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--train-args", default="", help="more fairseq-train flags, one string")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--no-floor", action="store_true", help="skip the FLOP count")
+    parser.add_argument("--token-matched", action="store_true",
+                        help="also time fairseq's Transformer on sources of N + M tokens (each "
+                        "sentence's leaves, cycled to its number of nodes more): tree2seq's "
+                        "encoder length through fairseq's own layers")
     parser.add_argument("--profile-dir", type=Path,
                         help="also run each model once under cProfile, the stats saved here")
     parser.add_argument("--torch-profile", type=Path, metavar="DIR",
@@ -167,13 +227,20 @@ def get_parser() -> argparse.ArgumentParser:
 
 def run(args, data_bin: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="e2e-") as save_dir:  # --no-save: stays empty
-        return measure(args, {name: command(args, name, data_bin, save_dir) for name in MODELS})
+        cmds = {name: command(args, name, data_bin, save_dir) for name in MODELS}
+        if args.token_matched:
+            cmd = cmds[MODELS[1]]
+            languages = (cmd[cmd.index("--source-lang") + 1], cmd[cmd.index("--target-lang") + 1])
+            matched = token_matched_data_bin(Path(data_bin), Path(save_dir) / "n-plus-m",
+                                             *languages)
+            cmds[TOKEN_MATCHED] = command(args, MODELS[1], str(matched), save_dir)
+        return measure(args, cmds)
 
 
 def measure(args, cmds: dict) -> dict:
-    runs, logs = {name: [] for name in MODELS}, {}
+    runs, logs = {name: [] for name in cmds}, {}
     for repeat in range(args.repeats):
-        order = MODELS if repeat % 2 == 0 else MODELS[::-1]
+        order = list(cmds) if repeat % 2 == 0 else list(cmds)[::-1]
         for name in order:
             records, seconds = run_once(cmds[name], None)
             logs.setdefault(name, records)
@@ -209,6 +276,11 @@ def measure(args, cmds: dict) -> dict:
         report["floor"] = floor_flops(setups, batches[first:last])
         wall = report["ratio"]["wall"]
         report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
+    if TOKEN_MATCHED in cmds:
+        report[TOKEN_MATCHED] = token_matched_report(medians, report.get("floor"))
+        if not args.no_floor:  # its own sampler sorts N + M sources: the same batches?
+            matched, intervals = batches_match_log(batches, logs[TOKEN_MATCHED])
+            report[TOKEN_MATCHED]["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
     if args.profile_dir:
         args.profile_dir.mkdir(parents=True, exist_ok=True)
         report["profiles"] = {}
@@ -261,19 +333,24 @@ def excesses(ms: dict, floor: float) -> list:
 
 
 def printed(report: dict) -> list:
-    lines = [f"{'model':<13} {'ms/update':>10} {'train_wall ms':>14}"]
-    for name in MODELS:
-        m = report["median"][name]
-        lines.append(f"{name:<13} {1000 * m['seconds_per_update']:>10.1f} "
+    lines = [f"{'model':<20} {'ms/update':>10} {'train_wall ms':>14}"]
+    for name, m in report["median"].items():
+        lines.append(f"{name:<20} {1000 * m['seconds_per_update']:>10.1f} "
                      f"{1000 * m['train_wall_per_update']:>14.1f}")
     def ratio(x, width):
         return f"{'-':>{width + 1}}" if x is None else f"{x:>{width}.3f}x"
     r = report["ratio"]
-    line = f"{'tree/plain':<13} {ratio(r['wall'], 9)} {ratio(r['train_wall'], 13)}"
+    line = f"{'tree/plain':<20} {ratio(r['wall'], 9)} {ratio(r['train_wall'], 13)}"
     if "floor" in report:
         line += (f"   floor {report['floor']['ratio']:.3f}x over {report['floor']['batches']} "
                  f"batches; ratio / floor {ratio(report['ratio / floor'], 0)}")
     lines.append(line)
+    if TOKEN_MATCHED in report:
+        m = report[TOKEN_MATCHED]
+        line = f"{'tree/plain N+M':<20} {ratio(m['ratio']['wall'], 9)} {ratio(m['ratio']['train_wall'], 13)}"
+        if "flop_ratio" in m:
+            line += f"   FLOPs {m['flop_ratio']:.3f}x"
+        lines.append(line)
     if "operators" in report:
         ops = report["operators"]
         total = {name: ops["self_ms_per_update"][name] for name in MODELS}

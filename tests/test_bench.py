@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from fairseq.data import data_utils
 
 from conftest import ROOT
 
@@ -258,11 +259,17 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     report = train_end_to_end.main([
         "--bpe-symbols", "200", "--train-args", TINY_SIZES, "--updates", "14", "--warmup", "4",
         "--log-every", "2", "--repeats", "1", "--torch-profile", str(tmp_path / "ops"),
-        "--with-stack", "--json", str(tmp_path / "e2e.json")])
+        "--with-stack", "--token-matched", "--json", str(tmp_path / "e2e.json")])
     assert json.loads((tmp_path / "e2e.json").read_text()) == report
     assert all("--log-format json" in c and "--max-update 14" in c
                for c in report["commands"].values())
     assert "--tree-input leaves-only" in report["commands"]["transformer"]
+    # the third model: the same Transformer command on the N + M token copy of the data-bin
+    matched = report["commands"][train_end_to_end.TOKEN_MATCHED].split()
+    plain = report["commands"]["transformer"].split()
+    (data_bin,) = [i for i, (a, b) in enumerate(zip(matched, plain)) if a != b]
+    assert len(matched) == len(plain) and matched[data_bin].endswith("n-plus-m")
+    assert len(report["runs"][train_end_to_end.TOKEN_MATCHED]) == 1
     for name in train_end_to_end.MODELS:
         (run,) = report["runs"][name]
         assert (run["from_update"], run["to_update"]) == (4, 14)
@@ -270,6 +277,11 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
         assert run["train_wall_per_update"] >= 0 and run["seconds_per_update"] >= 0
     assert report["batch_sizes_as_logged"] == "7 of 7 log intervals"
     floor = report["floor"]
+    token_matched = report[train_end_to_end.TOKEN_MATCHED]
+    assert token_matched["flop_ratio"] == pytest.approx(
+        floor["gflop"]["tree2seq"] / floor["gflop"][train_end_to_end.TOKEN_MATCHED])
+    # every encoder position of tree2seq is one of this Transformer's, and its attention more
+    assert floor["gflop"][train_end_to_end.TOKEN_MATCHED] > floor["gflop"]["transformer"]
     assert floor["batches"] == 10 and floor["distinct_batches"] < 10  # 14 updates, 2+ epochs
     assert floor["ratio"] == floor["gflop"]["tree2seq"] / floor["gflop"]["transformer"] > 1
     wall = report["median"]["transformer"]["seconds_per_update"]
@@ -289,7 +301,10 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     attention = "fairseq_tree/modules/tree_attention.py"
     assert tables["tree2seq"]["files"][attention] > 0
     assert attention not in tables["transformer"]["files"]
-    assert tables["transformer"]["files"]["backward"] > 0
+    # backward operators go to the file of the forward operator they differentiate
+    assert tables["tree2seq"]["files"]["backward: " + attention] > 0
+    assert tables["transformer"]["files"]["backward: fairseq/modules/multihead_attention.py"] > 0
+    assert "backward: " + attention not in tables["transformer"]["files"]
 
 
 def test_training_record_sums_the_seconds_of_a_resumed_run():
@@ -458,3 +473,23 @@ def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
         "| roberta (2 seeds) | 72.50 ± 3.54 | 50.00 |", "",
         "| vs roberta: difference (p) | all (10) | attractors 1 (2) |", "|---|---|---|",
         f"| tree | +12.50 ({test['p_value']:.2g}) | - |"]
+
+
+def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_nodes(
+        tmp_path, example):
+    """The sources of the token-matched copy: N leaves, their leaves again up to M more, </s>;
+    the targets the same files."""
+    work, _ = example
+    data_bin = work / "data-bin"
+    copy = train_end_to_end.token_matched_data_bin(data_bin, tmp_path / "copy", "en", "fr")
+    prefix = str(data_bin / "train.en-fr.en")
+    leaves = data_utils.load_indexed_dataset(prefix, None, "mmap")
+    labels = data_utils.load_indexed_dataset(prefix + ".labels", None, "mmap")
+    matched = data_utils.load_indexed_dataset(str(copy / "train.en-fr.en"), None, "mmap")
+    assert len(matched) == len(leaves) > 0
+    for i in range(len(leaves)):
+        n, m = len(leaves[i]) - 1, len(labels[i])
+        assert len(matched[i]) == n + m + 1
+        words = leaves[i][:-1].tolist()
+        assert matched[i].tolist() == words + (words * (m // n + 1))[:m] + leaves[i][-1:].tolist()
+    assert (copy / "train.en-fr.fr.bin").resolve() == (data_bin / "train.en-fr.fr.bin").resolve()
