@@ -16,11 +16,12 @@ one, over the updates between them: everything a user waits for (loading the nex
 collating trees, epoch boundaries, logging) is inside it. ``train_wall``, the time fairseq spends
 inside its train steps, is reported beside it, so the rest (loader, epoch work, logging) shows.
 
-The floor: the matrix-product FLOPs of one update of every batch those updates trained on (the
-same seed and batch sampler, so the same batches in the same order: checked against the mean
-batch size of every interval of fairseq's log; each distinct batch counted once and weighted by
-how often it was trained on), tree2seq's total over the Transformer's, as bench/training.py
-counts them. ``ratio / floor`` is the part of the time ratio that the arithmetic does not
+The floor: the matrix-product FLOPs of one update of every batch those updates trained on (each
+model's batches rebuilt by its own iterator with the run's seed, checked against the mean batch
+size of every interval of fairseq's log; each distinct batch counted once and weighted by how
+often it was trained on), tree2seq's total over the Transformer's, as bench/training.py counts
+them. Both datasets order sentences by their leaves, so the two models train on the same batches
+(``same_batches``). ``ratio / floor`` is the part of the time ratio that the arithmetic does not
 explain.
 
 ``--token-matched`` also times fairseq's Transformer on a copy of the data whose sources are
@@ -186,15 +187,18 @@ def batches_match_log(batches: list[tuple], records: list[dict]) -> tuple[int, i
     return matched, len(inner)
 
 
-def floor_flops(setups: dict, batches: list[tuple]) -> dict:
-    """Matrix-product FLOPs of each model over ``batches`` (each distinct batch counted once,
-    weighted by how often it was trained on); the floor is tree2seq's over the Transformer's."""
-    counts = collections.Counter(batches)
+def floor_flops(setups: dict, batches: dict) -> dict:
+    """Matrix-product FLOPs of each model over its own ``batches[name]`` (each distinct batch
+    counted once, weighted by how often it was trained on); the floor is tree2seq's over the
+    Transformer's."""
     totals = {}
     for name, setup in setups.items():
+        counts = collections.Counter(batches[name])
         totals[name] = sum(n * update_flops(setup, [collate(setup, list(ids))])["total"]
                            for ids, n in counts.items())
-    return {"batches": len(batches), "distinct_batches": len(counts),
+    tree, plain = (batches[name] for name in MODELS)
+    return {"batches": len(tree), "distinct_batches": len(set(tree)),
+            "same_batches": tree == plain,
             "gflop": {name: total / 1e9 for name, total in totals.items()},
             "ratio": totals[MODELS[0]] / totals[MODELS[1]]}
 
@@ -270,16 +274,17 @@ def measure(args, cmds: dict) -> dict:
         first = min(r["from_update"] for rs in runs.values() for r in rs)
         last = max(r["to_update"] for rs in runs.values() for r in rs)
         setups = {name: build_setup(name, cmd[1:]) for name, cmd in cmds.items()}
-        batches = trained_batches(setups[MODELS[0]], last)
-        matched, intervals = batches_match_log(batches, logs[MODELS[0]])
+        # each model's own batches: its dataset orders the examples by its own source lengths
+        batches = {name: trained_batches(setup, last) for name, setup in setups.items()}
+        matched, intervals = batches_match_log(batches[MODELS[0]], logs[MODELS[0]])
         report["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
-        report["floor"] = floor_flops(setups, batches[first:last])
+        report["floor"] = floor_flops(setups, {name: b[first:last] for name, b in batches.items()})
         wall = report["ratio"]["wall"]
         report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
     if TOKEN_MATCHED in cmds:
         report[TOKEN_MATCHED] = token_matched_report(medians, report.get("floor"))
-        if not args.no_floor:  # its own sampler sorts N + M sources: the same batches?
-            matched, intervals = batches_match_log(batches, logs[TOKEN_MATCHED])
+        if not args.no_floor:
+            matched, intervals = batches_match_log(batches[TOKEN_MATCHED], logs[TOKEN_MATCHED])
             report[TOKEN_MATCHED]["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
     if args.profile_dir:
         args.profile_dir.mkdir(parents=True, exist_ok=True)

@@ -283,6 +283,7 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     # every encoder position of tree2seq is one of this Transformer's, and its attention more
     assert floor["gflop"][train_end_to_end.TOKEN_MATCHED] > floor["gflop"]["transformer"]
     assert floor["batches"] == 10 and floor["distinct_batches"] < 10  # 14 updates, 2+ epochs
+    assert floor["same_batches"]  # both datasets order the sentences by their leaves
     assert floor["ratio"] == floor["gflop"]["tree2seq"] / floor["gflop"]["transformer"] > 1
     wall = report["median"]["transformer"]["seconds_per_update"]
     assert (report["ratio"]["wall"] is None) == (wall == 0)

@@ -165,3 +165,24 @@ def test_batching_keeps_every_example(data_bin, tree_input, sizes):
     ).next_epoch_itr(shuffle=False)
     ids = sorted(i for batch in itr for i in batch["id"].tolist())
     assert ids == list(range(len(dataset)))
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_tree_batches_are_the_leaves_only_baselines_batches(data_bin, seed):
+    """The tree dataset orders its examples as fairseq orders the leaves-only baseline's (by
+    leaves, then target length, ties shuffled by the seed), not by leaves + nodes: both models
+    train on the same batches, and each batch pads leaves and nodes less."""
+    def batches(tree_input):
+        task, dataset = setup_task(data_bin, "--tree-input", tree_input)
+        # one example a batch, the batches unshuffled: the batches are the order itself
+        itr = task.get_batch_iterator(dataset, max_sentences=1, max_positions=(1024, 1024),
+                                      seed=seed)
+        return [b["id"].item() for b in itr.next_epoch_itr(shuffle=False)], dataset
+
+    order, tree = batches("tree")
+    assert order == batches("leaves-only")[0]
+    leaves = [int(tree.leaf_sizes[i]) for i in order]
+    assert leaves == sorted(leaves)
+    # leaves + nodes would order them otherwise: the test can tell the two orders apart
+    totals = [int(tree.src_sizes[i]) for i in order]
+    assert totals != sorted(totals)
