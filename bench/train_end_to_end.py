@@ -187,6 +187,11 @@ def batches_match_log(batches: list[tuple], records: list[dict]) -> tuple[int, i
     return matched, len(inner)
 
 
+def logged_batches(batches: list[tuple], records: list[dict]) -> str:
+    """``batches_match_log`` as the report says it."""
+    return "{} of {} log intervals".format(*batches_match_log(batches, records))
+
+
 def floor_flops(setups: dict, batches: dict) -> dict:
     """Matrix-product FLOPs of each model over its own ``batches[name]`` (each distinct batch
     counted once, weighted by how often it was trained on); the floor is tree2seq's over the
@@ -276,16 +281,15 @@ def measure(args, cmds: dict) -> dict:
         setups = {name: build_setup(name, cmd[1:]) for name, cmd in cmds.items()}
         # each model's own batches: its dataset orders the examples by its own source lengths
         batches = {name: trained_batches(setup, last) for name, setup in setups.items()}
-        matched, intervals = batches_match_log(batches[MODELS[0]], logs[MODELS[0]])
-        report["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
+        report["batch_sizes_as_logged"] = logged_batches(batches[MODELS[0]], logs[MODELS[0]])
         report["floor"] = floor_flops(setups, {name: b[first:last] for name, b in batches.items()})
         wall = report["ratio"]["wall"]
         report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
     if TOKEN_MATCHED in cmds:
         report[TOKEN_MATCHED] = token_matched_report(medians, report.get("floor"))
         if not args.no_floor:
-            matched, intervals = batches_match_log(batches[TOKEN_MATCHED], logs[TOKEN_MATCHED])
-            report[TOKEN_MATCHED]["batch_sizes_as_logged"] = f"{matched} of {intervals} log intervals"
+            report[TOKEN_MATCHED]["batch_sizes_as_logged"] = logged_batches(
+                batches[TOKEN_MATCHED], logs[TOKEN_MATCHED])
     if args.profile_dir:
         args.profile_dir.mkdir(parents=True, exist_ok=True)
         report["profiles"] = {}
@@ -352,7 +356,8 @@ def printed(report: dict) -> list:
     lines.append(line)
     if TOKEN_MATCHED in report:
         m = report[TOKEN_MATCHED]
-        line = f"{'tree/plain N+M':<20} {ratio(m['ratio']['wall'], 9)} {ratio(m['ratio']['train_wall'], 13)}"
+        line = (f"{'tree/plain N+M':<20} {ratio(m['ratio']['wall'], 9)} "
+                f"{ratio(m['ratio']['train_wall'], 13)}")
         if "flop_ratio" in m:
             line += f"   FLOPs {m['flop_ratio']:.3f}x"
         lines.append(line)
