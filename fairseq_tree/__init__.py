@@ -21,10 +21,12 @@ if not hasattr(np, "compat"):
 from fairseq_tree import criterions, models, tasks  # noqa: E402,F401  (registers them with fairseq)
 from fairseq_tree.checkpoints import allow_fairseq_checkpoints, refuse_unsafe_checkpoints  # noqa: E402
 from fairseq_tree.errors import install_for_fairseq_commands  # noqa: E402
+from fairseq_tree.process_group import destroy_process_group_at_exit  # noqa: E402
 
 # Registration, as the imports above register tasks and models: the classes fairseq checkpoints
 # hold, for torch's weights-only loading; a refused checkpoint said in one line; under a fairseq
-# command, our errors printed as one line.
+# command, our errors printed as one line; a data-parallel process group destroyed before exit.
 allow_fairseq_checkpoints()
 refuse_unsafe_checkpoints()
 install_for_fairseq_commands()
+destroy_process_group_at_exit()
