@@ -28,6 +28,7 @@ peak counter on a GPU). The CPU profiler logs "USDT ... profiler_start" lines on
 """
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -167,15 +168,35 @@ def seconds(function, repeats: int, device: str, warm_ups: int = 1) -> float:
     return statistics.median(times)
 
 
+@contextlib.contextmanager
+def cuda_peak_kept():
+    """A function returning ``torch.cuda.max_memory_allocated()`` since the block began, though
+    something inside resets the counter: fairseq's Trainer does at every ``--log-interval``
+    update (to log gb_free), so a bare read after its updates sees only what was allocated
+    since then. Each reset in the block notes the peak first."""
+    peaks, reset = [], torch.cuda.reset_peak_memory_stats
+
+    def noting_reset(*args, **kwargs):
+        peaks.append(torch.cuda.max_memory_allocated())
+        reset(*args, **kwargs)
+
+    reset()
+    torch.cuda.reset_peak_memory_stats = noting_reset
+    try:
+        yield lambda: max([*peaks, torch.cuda.max_memory_allocated()])
+    finally:
+        torch.cuda.reset_peak_memory_stats = reset
+
+
 def peak_bytes(function, device: str) -> int:
     """Bytes allocated by one call at its peak, on top of what existed before it."""
     if device == "cuda":
         torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        function()
-        torch.cuda.synchronize()
-        return torch.cuda.max_memory_allocated() - before
+        with cuda_peak_kept() as peak:
+            function()
+            torch.cuda.synchronize()
+            return peak() - before
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True,

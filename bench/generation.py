@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from fairseq import options, tasks, utils
+from fairseq import checkpoint_utils, options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -80,28 +80,49 @@ class Setup:
     generator: object
 
 
-def build_setup(data: str, arch: str, tree_input: str, args) -> Setup:
-    """Parse fairseq's flags as fairseq-generate would, with the model flags of fairseq-train,
-    and build the task, a randomly initialised model and fairseq's SequenceGenerator."""
+def generation_cfg(data: str, arch: str, tree_input: str, args):
+    """fairseq's flags parsed as fairseq-generate would, with the model flags of fairseq-train:
+    the output forced to ``args.length`` tokens, or (``args.length`` 0) fairseq-generate's own
+    length limits."""
     parser = options.get_generation_parser()
     options.add_model_args(parser)
+    length = ["--min-len", str(args.length), "--max-len-a", "0", "--max-len-b",
+              str(args.length)] if args.length else []
     argv = [data, "--task", "tree_translation", "--tree-input", tree_input, "--arch", arch,
-            "--gen-subset", "test", "--beam", str(args.beam), "--min-len", str(args.length),
-            "--max-len-a", "0", "--max-len-b", str(args.length), *shlex.split(args.model_args)]
-    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
-    task = tasks.setup_task(cfg.task)
+            "--gen-subset", "test", "--beam", str(args.beam), *length,
+            *(["--fp16"] if args.fp16 else []), *shlex.split(args.model_args)]
+    return convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, argv))
+
+
+def build_setup(data: str, arch: str, tree_input: str, args, checkpoint: str | None = None):
+    """The task (test split loaded), the model (randomly initialised, or trained: the
+    ``checkpoint`` fairseq-train saved, loaded as fairseq-generate loads it) and fairseq's
+    SequenceGenerator."""
+    cfg = generation_cfg(data, arch, tree_input, args)
+    if checkpoint is None:
+        task = tasks.setup_task(cfg.task)
+        torch.manual_seed(args.seed)
+        model = task.build_model(cfg.model)
+    else:
+        (model,), _, task = checkpoint_utils.load_model_ensemble_and_task(
+            [checkpoint], arg_overrides={"data": data})
+        arch = f"{model.cfg.arch if hasattr(model, 'cfg') else arch} (trained: {checkpoint})"
     task.load_dataset("test")
-    torch.manual_seed(args.seed)
-    model = task.build_model(cfg.model).to(args.device)
+    model = model.half() if args.fp16 else model
+    model = model.to(args.device)
     model.prepare_for_inference_(cfg)  # eval mode, as fairseq-generate prepares a model
     return Setup(arch, task, model, task.build_generator([model], cfg.generation))
 
 
-def batch_ids(setup: Setup, batch_size: int) -> list:
+def batch_ids(setup: Setup, batch_size: int, max_batches: int | None = None) -> list:
     """Sentence ids of each batch of ``batch_size``: fairseq's batching of the test split (by
-    length, as the tree2seq task sorts it), used for both models so they see the same batches."""
+    length, as the tree2seq task sorts it), used for both models so they see the same batches;
+    at most ``max_batches`` of them, evenly spaced over that length order."""
     dataset = setup.task.dataset("test")
     batches = dataset.batch_by_size(dataset.ordered_indices(), max_sentences=batch_size)
+    if max_batches and len(batches) > max_batches:
+        step = len(batches) / max_batches
+        batches = [batches[int(i * step)] for i in range(max_batches)]
     return [ids.tolist() for ids in batches]
 
 
@@ -160,11 +181,52 @@ def decoding_counts(setup: Setup, batches: list) -> dict:
     finally:
         for hook in hooks:
             hook.remove()
-    lengths = {len(h["tokens"]) for output in outputs for beams in output for h in beams}
+    lengths = [len(beams[0]["tokens"]) for output in outputs for beams in output]
     return {"steps_per_batch": calls["steps"] / len(batches),
             "encoder_keys_per_batch_and_layer": calls["keys"] / len(batches) / len(decoder.layers),
-            "hypothesis_lengths": sorted(lengths),
+            "hypothesis_lengths": sorted(set(lengths)) if len(set(lengths)) <= 3 else
+            [min(lengths), round(sum(lengths) / len(lengths), 1), max(lengths)],
             "hypotheses_per_sentence": sorted({len(beams) for out in outputs for beams in out})}
+
+
+class ModuleTimer:
+    """Time spent in the forward calls of ``modules``: CUDA events on a GPU (the stream's time
+    from each call's first kernel to its last, idle gaps of a launch-bound stream included, so
+    what the calls cost the generation), the CPU clock elsewhere."""
+
+    def __init__(self, modules, device: str):
+        self.cuda, self.spans, self.open = device == "cuda", [], {}
+        self.handles = [h for m in modules for h in (m.register_forward_pre_hook(self.start),
+                                                     m.register_forward_hook(self.stop))]
+
+    def now(self):
+        if not self.cuda:
+            return time.perf_counter()
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def start(self, module, _):
+        self.open[id(module)] = self.now()
+
+    def stop(self, module, _, __):
+        self.spans.append((self.open.pop(id(module)), self.now()))
+
+    def seconds(self) -> float:
+        for handle in self.handles:
+            handle.remove()
+        if not self.cuda:
+            return sum(end - start for start, end in self.spans)
+        torch.cuda.synchronize()
+        return sum(start.elapsed_time(end) for start, end in self.spans) / 1000
+
+
+def cross_attention_seconds(setup: Setup, batches: list, device: str) -> float:
+    """One generation pass, the decoder layers' encoder attentions timed (``ModuleTimer``):
+    tree2seq's attends over leaves and nodes, the Transformer's over the leaves."""
+    timer = ModuleTimer([layer.encoder_attn for layer in setup.model.decoder.layers], device)
+    generate(setup, batches)
+    return timer.seconds()
 
 
 def measure(setup: Setup, batches: list, args) -> dict:
@@ -172,8 +234,10 @@ def measure(setup: Setup, batches: list, args) -> dict:
     counts = decoding_counts(setup, batches)
     generate_s = seconds(lambda: generate(setup, batches), args.repeats, args.device, warm_ups=0)
     encoder_s = seconds(lambda: encode(setup, batches), args.repeats, args.device)
+    cross_s = cross_attention_seconds(setup, batches, args.device)
     sentences = sum(len(batch["id"]) for batch in batches)
     return {"generate_ms": 1000 * generate_s, "encoder_ms": 1000 * encoder_s,
+            "cross_attention_ms": 1000 * cross_s,
             "sentences_per_s": sentences / generate_s,
             "ms_per_sentence": 1000 * generate_s / sentences,
             "encoder_share": encoder_s / generate_s, **counts}
@@ -181,13 +245,16 @@ def measure(setup: Setup, batches: list, args) -> dict:
 
 def compare(setups: dict, batch_size: int, args) -> dict:
     """One result row: both models on the same batches of ``batch_size`` sentences."""
-    ids = batch_ids(setups["tree2seq"], batch_size)
+    ids = batch_ids(setups["tree2seq"], batch_size, args.max_batches)
     row = {"batch_size": batch_size, "batches": len(ids), "sentences": sum(map(len, ids))}
     for name in MODELS:
         batches = [collate(setups[name], batch, args.device) for batch in ids]
         row[name] = measure(setups[name], batches, args)
     row["tree2seq/transformer"] = {key: row["tree2seq"][key] / row["transformer"][key]
-                                   for key in ("generate_ms", "encoder_ms")}
+                                   for key in ("generate_ms", "encoder_ms", "cross_attention_ms")}
+    row["tree2seq_extra_ms"] = {
+        key: row["tree2seq"][key] - row["transformer"][key]
+        for key in ("generate_ms", "encoder_ms", "cross_attention_ms")}
     return row
 
 
@@ -211,7 +278,7 @@ def split_sizes(setup: Setup) -> dict:
 
 
 LABELS = ("batch", "model", "sent/s", "ms/sent", "generate ms", "encoder ms", "encoder %",
-          "steps/batch", "hyp len", "keys/batch/layer")
+          "cross-attn ms", "steps/batch", "hyp len", "keys/batch/layer")
 
 
 def table_line(cells) -> str:
@@ -228,11 +295,16 @@ def table_lines(row) -> list:
         lines.append(table_line([
             row["batch_size"], name, f"{r['sentences_per_s']:.2f}", f"{r['ms_per_sentence']:.1f}",
             f"{r['generate_ms']:.0f}", f"{r['encoder_ms']:.1f}", f"{100 * r['encoder_share']:.1f}",
-            f"{r['steps_per_batch']:g}", ",".join(map(str, r["hypothesis_lengths"])),
+            f"{r['cross_attention_ms']:.1f}", f"{r['steps_per_batch']:g}", ",".join(map(str, r["hypothesis_lengths"])),
             f"{r['encoder_keys_per_batch_and_layer']:g}"]))
     ratio = row["tree2seq/transformer"]
     lines.append(table_line([row["batch_size"], "tree/plain", "-", "-",
-                             f"{ratio['generate_ms']:.3f}x", f"{ratio['encoder_ms']:.3f}x"]))
+                             f"{ratio['generate_ms']:.3f}x", f"{ratio['encoder_ms']:.3f}x", "-",
+                             f"{ratio['cross_attention_ms']:.3f}x"]))
+    extra = row["tree2seq_extra_ms"]
+    lines.append(f"  tree2seq's extra {extra['generate_ms']:.0f} ms: encoder "
+                 f"{extra['encoder_ms']:+.0f}, cross-attention {extra['cross_attention_ms']:+.0f}, "
+                 f"the rest {extra['generate_ms'] - extra['encoder_ms'] - extra['cross_attention_ms']:+.0f}")
     return lines
 
 
@@ -240,14 +312,20 @@ def preamble(report) -> list:
     """What was compared, printed above the table."""
     plain, tree = report["models"]["transformer"], report["models"]["tree2seq"]
     settings, source = report["settings"], report["source"]
+    weights = "trained" if settings["checkpoints"] else "random weights"
+    length = (f"output forced to {settings['length']} tokens + EOS (min_len = max_len_b = "
+              f"{settings['length']}; the references have {source['target']:.1f} on average): "
+              f"both models decode {settings['length'] + 1} steps per batch"
+              if settings["length"] else
+              f"each model's own translations (fairseq-generate's length limits; the "
+              f"references have {source['target']:.1f} tokens on average)")
     return [
         f"tree2seq: {tree['arch']}, {tree['parameters']:,} parameters; transformer: "
-        f"{plain['arch']}, {plain['parameters']:,} parameters (random weights)",
+        f"{plain['arch']}, {plain['parameters']:,} parameters ({weights}"
+        f"{', fp16' if settings['fp16'] else ''})",
         f"{report['sentences']} test sentences of {report['data']}: {source['leaves']:.1f} leaves "
         f"+ {source['nodes']:.1f} nodes on average; beam {settings['beam']}",
-        f"output forced to {settings['length']} tokens + EOS (min_len = max_len_b = "
-        f"{settings['length']}; the references have {source['target']:.1f} on average): both "
-        f"models decode {settings['length'] + 1} steps per batch",
+        length,
         f"device {settings['device']}, {torch.get_num_threads()} threads, load average "
         f"{report['machine']['load_average'][0]:.2f} at the start, medians of "
         f"{settings['repeats']} passes after a warm-up pass",
@@ -275,7 +353,18 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-args", default="--share-all-embeddings",
                         help="more fairseq model flags for both models, one string")
     parser.add_argument("--beam", type=int, default=5)
-    parser.add_argument("--length", type=int, default=25, help="forced output length (tokens)")
+    parser.add_argument("--length", type=int,
+                        help="forced output length in tokens (default 25 with random weights; "
+                        "with --checkpoints the translations' own lengths, fairseq-generate's "
+                        "limits; 0 also asks for those)")
+    parser.add_argument("--checkpoints", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),
+                        help="trained models (fairseq-train's checkpoints on --data) instead of "
+                        "random weights of --archs")
+    parser.add_argument("--fp16", action="store_true", help="generate in half precision, as "
+                        "fairseq-generate --fp16")
+    parser.add_argument("--max-batches", type=int, metavar="K",
+                        help="at most K batches at each batch size, evenly spaced over the "
+                        "test split's length order (default: every batch)")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 32], metavar="B")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1, help="of the random weights")
@@ -286,10 +375,15 @@ def get_parser() -> argparse.ArgumentParser:
 
 def run(args, data: str) -> dict:
     """Build both models, measure every batch size, print as it goes; returns the report."""
-    setups = dict(zip(MODELS, (build_setup(data, args.archs[0], "tree", args),
-                               build_setup(data, args.archs[1], "leaves-only", args))))
+    if args.length is None:
+        args.length = 0 if args.checkpoints else 25
+    checkpoints = args.checkpoints or (None, None)
+    setups = dict(zip(MODELS, (build_setup(data, args.archs[0], "tree", args, checkpoints[0]),
+                               build_setup(data, args.archs[1], "leaves-only", args,
+                                           checkpoints[1]))))
     report = {
-        "benchmark": "beam-search generation, tree2seq vs transformer, forced output length",
+        "benchmark": "beam-search generation, tree2seq vs transformer, "
+                     + ("forced output length" if args.length else "trained models"),
         "settings": {k: v for k, v in vars(args).items() if k != "json"},
         "data": args.data or f"{BIBLE.relative_to(BIBLE.parents[2])} (BPE {args.bpe_symbols})",
         "sentences": len(setups["tree2seq"].task.dataset("test")),

@@ -52,7 +52,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from generation import data_bin_parser  # noqa: E402
-from report import load_average, machine  # noqa: E402
+from report import end_report, load_average, machine  # noqa: E402
+from measured_train import ENDS, PEAK  # noqa: E402
 from training import MODELS, build_setup, collate, run_benchmark, update_flops  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,9 +119,11 @@ def log_records(text: str) -> list[dict]:
     return progress_records(text, ["train_inner", "train"])
 
 
-def time_per_update(records: list[dict], warmup: int) -> dict:
+def time_per_update(records: list[dict], warmup: int, ends: dict | None = None) -> dict:
     """Seconds per update between the first train_inner line at or after update ``warmup`` and
-    the last, by fairseq's wall clock and by its train_wall (time inside the train steps)."""
+    the last, by fairseq's wall clock and by its train_wall (time inside the train steps); with
+    ``ends`` (each update's end, bench/measured_train.py), the wall time from those ends, as
+    fairseq's whole-second clock is too coarse for a GPU's few seconds."""
     inner = [r for r in records if r["kind"] == "train_inner"]
     timed = [r for r in inner if int(r["num_updates"]) >= warmup]
     if len(timed) < 2:
@@ -130,15 +133,31 @@ def time_per_update(records: list[dict], warmup: int) -> dict:
     updates = int(last["num_updates"]) - int(first["num_updates"])
     # train_wall is logged per interval (reset at each line); wall is cumulative
     inside = sum(float(r["train_wall"]) for r in timed[1:])
+    # wpb: the interval's mean target tokens per update
+    targets = sum(float(r["wpb"]) * (int(r["num_updates"]) - int(before["num_updates"]))
+                  for before, r in zip(timed, timed[1:]))
+    seconds = float(last["wall"]) - float(first["wall"])
+    if ends:
+        seconds = ends[int(last["num_updates"])] - ends[int(first["num_updates"])]
     return {"from_update": int(first["num_updates"]), "to_update": int(last["num_updates"]),
-            "seconds_per_update": (float(last["wall"]) - float(first["wall"])) / updates,
-            "train_wall_per_update": inside / updates}
+            "seconds_per_update": seconds / updates,
+            "train_wall_per_update": inside / updates,
+            "target_tokens_per_second": targets / seconds if seconds else None}
 
 
 def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
     """One training run: fairseq's log records, and its whole wall time (start-up included)."""
+    records, seconds, _, _ = run_measured(cmd, profile)
+    return records, seconds
+
+
+def run_measured(cmd: list, profile: Path | None = None, measured: bool = False):
+    """``run_once``, and with ``measured`` (the run made by bench/measured_train.py) the end
+    time of each update and the peak CUDA memory in GiB (None without a GPU)."""
     if profile is not None:
         cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), *cmd]
+    elif measured:
+        cmd = [sys.executable, str(Path(__file__).with_name("measured_train.py")), *cmd[1:]]
     start = time.perf_counter()
     try:
         output = run_command(cmd, show=False)
@@ -146,7 +165,12 @@ def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
         raise SystemExit(f"train_end_to_end.py: error: {shlex.join(cmd[:2])} ... failed: "
                          f"{err}") from None
     seconds = time.perf_counter() - start
-    return log_records(output), seconds
+    lines = output.splitlines()
+    ends = [{int(u): float(t) for u, t in (pair.split(":") for pair in line[len(ENDS):].split())}
+            for line in lines if line.startswith(ENDS)]
+    peaks = [int(line[len(PEAK):]) for line in lines if line.startswith(PEAK)]
+    return (log_records(output), seconds, ends[-1] if ends else None,
+            peaks[-1] / 2**30 if peaks else None)
 
 
 def trained_batches(setup, last_update: int) -> list[tuple]:
@@ -196,16 +220,21 @@ def floor_flops(setups: dict, batches: dict) -> dict:
     """Matrix-product FLOPs of each model over its own ``batches[name]`` (each distinct batch
     counted once, weighted by how often it was trained on); the floor is tree2seq's over the
     Transformer's."""
-    totals = {}
+    totals, targets = {}, {}
     for name, setup in setups.items():
-        counts = collections.Counter(batches[name])
-        totals[name] = sum(n * update_flops(setup, [collate(setup, list(ids))])["total"]
-                           for ids, n in counts.items())
+        totals[name] = targets[name] = 0
+        for ids, n in collections.Counter(batches[name]).items():
+            batch = collate(setup, list(ids))
+            totals[name] += n * update_flops(setup, [batch])["total"]
+            targets[name] += n * int(batch["ntokens"])
     tree, plain = (batches[name] for name in MODELS)
+    per_target = {name: totals[name] / targets[name] for name in totals}
     return {"batches": len(tree), "distinct_batches": len(set(tree)),
             "same_batches": tree == plain,
             "gflop": {name: total / 1e9 for name, total in totals.items()},
-            "ratio": totals[MODELS[0]] / totals[MODELS[1]]}
+            "ratio": totals[MODELS[0]] / totals[MODELS[1]],
+            "target_tokens": targets,
+            "ratio_per_target_token": per_target[MODELS[0]] / per_target[MODELS[1]]}
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -230,6 +259,10 @@ def get_parser() -> argparse.ArgumentParser:
                         help="also run each model once under torch.profiler, operators saved here")
     parser.add_argument("--with-stack", action="store_true",
                         help="with --torch-profile: also by the Python file calling each operator")
+    parser.add_argument("--floor-of", metavar="REPORT",
+                        help="count the floor of a report made with --no-floor (on a GPU "
+                        "machine, say) here, on its commands without precision flags, and "
+                        "write the report with it to --json (default: REPORT)")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     return parser
 
@@ -251,15 +284,17 @@ def measure(args, cmds: dict) -> dict:
     for repeat in range(args.repeats):
         order = list(cmds) if repeat % 2 == 0 else list(cmds)[::-1]
         for name in order:
-            records, seconds = run_once(cmds[name], None)
+            records, seconds, ends, peak = run_measured(cmds[name], measured=True)
             logs.setdefault(name, records)
-            runs[name].append({**time_per_update(records, args.warmup),
-                               "process_seconds": round(seconds, 2)})
+            runs[name].append({**time_per_update(records, args.warmup, ends),
+                               "process_seconds": round(seconds, 2),
+                               **({"peak_gib": round(peak, 3)} if peak is not None else {})})
             print(f"{name} run {repeat + 1}: {1000 * runs[name][-1]['seconds_per_update']:.1f} "
                   f"ms/update (train_wall {1000 * runs[name][-1]['train_wall_per_update']:.1f})",
                   flush=True)
     medians = {name: {key: statistics.median(r[key] for r in rs)
-                      for key in ("seconds_per_update", "train_wall_per_update")}
+                      for key in ("seconds_per_update", "train_wall_per_update",
+                                  "target_tokens_per_second") if None not in (r[key] for r in rs)}
                for name, rs in runs.items()}
     tree, plain = medians[MODELS[0]], medians[MODELS[1]]
     report = {
@@ -275,21 +310,11 @@ def measure(args, cmds: dict) -> dict:
                   for clock, key in (("wall", "seconds_per_update"),
                                      ("train_wall", "train_wall_per_update"))},
     }
+    report["logs"] = logs
     if not args.no_floor:
-        first = min(r["from_update"] for rs in runs.values() for r in rs)
-        last = max(r["to_update"] for rs in runs.values() for r in rs)
-        setups = {name: build_setup(name, cmd[1:]) for name, cmd in cmds.items()}
-        # each model's own batches: its dataset orders the examples by its own source lengths
-        batches = {name: trained_batches(setup, last) for name, setup in setups.items()}
-        report["batch_sizes_as_logged"] = logged_batches(batches[MODELS[0]], logs[MODELS[0]])
-        report["floor"] = floor_flops(setups, {name: b[first:last] for name, b in batches.items()})
-        wall = report["ratio"]["wall"]
-        report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
-    if TOKEN_MATCHED in cmds:
-        report[TOKEN_MATCHED] = token_matched_report(medians, report.get("floor"))
-        if not args.no_floor:
-            report[TOKEN_MATCHED]["batch_sizes_as_logged"] = logged_batches(
-                batches[TOKEN_MATCHED], logs[TOKEN_MATCHED])
+        add_floor(report, cmds)
+    elif TOKEN_MATCHED in cmds:
+        report[TOKEN_MATCHED] = token_matched_report(medians, None)
     if args.profile_dir:
         args.profile_dir.mkdir(parents=True, exist_ok=True)
         report["profiles"] = {}
@@ -300,6 +325,50 @@ def measure(args, cmds: dict) -> dict:
     if args.torch_profile:
         report["operators"] = operator_profiles(args, cmds, report.get("floor", {}).get("ratio"))
     report["machine"]["load_average_after"] = load_average()
+    return report
+
+
+def add_floor(report: dict, cmds: dict) -> None:
+    """The floor over the updates the report's runs timed, each model on its own batches, and
+    the check of those batches against the mean batch sizes of fairseq's log."""
+    runs, logs = report["runs"], report["logs"]
+    first = min(r["from_update"] for rs in runs.values() for r in rs)
+    last = max(r["to_update"] for rs in runs.values() for r in rs)
+    setups = {name: build_setup(name, cmd[1:]) for name, cmd in cmds.items()}
+    # each model's own batches: its dataset orders the examples by its own source lengths
+    batches = {name: trained_batches(setup, last) for name, setup in setups.items()}
+    report["batch_sizes_as_logged"] = logged_batches(batches[MODELS[0]], logs[MODELS[0]])
+    report["floor"] = floor_flops(setups, {name: b[first:last] for name, b in batches.items()})
+    wall = report["ratio"]["wall"]
+    report["ratio / floor"] = None if wall is None else wall / report["floor"]["ratio"]
+    # --max-tokens counts a tree as its leaves and nodes: where it binds, tree2seq's batches hold
+    # fewer sentences than the Transformer's, and time per target token is the comparison
+    speed = [report["median"][name].get("target_tokens_per_second") for name in MODELS]
+    if None not in speed:
+        time_ratio = speed[1] / speed[0]
+        floor = report["floor"]["ratio_per_target_token"]
+        report["per_target_token"] = {"time_ratio": time_ratio, "floor": floor,
+                                      "ratio / floor": time_ratio / floor}
+    if TOKEN_MATCHED in cmds:
+        report[TOKEN_MATCHED] = token_matched_report(report["median"], report["floor"])
+        report[TOKEN_MATCHED]["batch_sizes_as_logged"] = logged_batches(
+            batches[TOKEN_MATCHED], logs[TOKEN_MATCHED])
+
+
+# Precision flags change no batch and no FLOP count; the floor of a GPU run is counted where
+# it is read back (--floor-of), on the CPU when there is no GPU
+PRECISION_FLAGS = ("--fp16", "--memory-efficient-fp16", "--amp", "--bf16")
+
+
+def floor_of(path: str) -> dict:
+    """The report at ``path`` (made with --no-floor, on another machine) with its floor added,
+    counted here on the same commands."""
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
+    cuda = torch.cuda.is_available()
+    cmds = {name: [flag for flag in shlex.split(command) if flag not in PRECISION_FLAGS]
+            + ([] if cuda else ["--cpu"]) for name, command in report["commands"].items()}
+    add_floor(report, cmds)
+    report["floor_counted_on"] = machine("cuda" if cuda else "cpu")
     return report
 
 
@@ -342,18 +411,25 @@ def excesses(ms: dict, floor: float) -> list:
 
 
 def printed(report: dict) -> list:
-    lines = [f"{'model':<20} {'ms/update':>10} {'train_wall ms':>14}"]
+    lines = [f"{'model':<20} {'ms/update':>10} {'train_wall ms':>14} {'peak GiB':>9}"]
     for name, m in report["median"].items():
+        peaks = [r["peak_gib"] for r in report["runs"][name] if "peak_gib" in r]
         lines.append(f"{name:<20} {1000 * m['seconds_per_update']:>10.1f} "
-                     f"{1000 * m['train_wall_per_update']:>14.1f}")
+                     f"{1000 * m['train_wall_per_update']:>14.1f} "
+                     f"{f'{max(peaks):.2f}' if peaks else '-':>9}")
     def ratio(x, width):
         return f"{'-':>{width + 1}}" if x is None else f"{x:>{width}.3f}x"
     r = report["ratio"]
     line = f"{'tree/plain':<20} {ratio(r['wall'], 9)} {ratio(r['train_wall'], 13)}"
     if "floor" in report:
+        same = "" if report["floor"]["same_batches"] else " (not the same batches)"
         line += (f"   floor {report['floor']['ratio']:.3f}x over {report['floor']['batches']} "
-                 f"batches; ratio / floor {ratio(report['ratio / floor'], 0)}")
+                 f"batches{same}; ratio / floor {ratio(report['ratio / floor'], 0)}")
     lines.append(line)
+    if "per_target_token" in report:
+        t = report["per_target_token"]
+        lines.append(f"{'per target token':<20} {ratio(t['time_ratio'], 9)} {'':>14}   floor "
+                     f"{t['floor']:.3f}x; ratio / floor {ratio(t['ratio / floor'], 0)}")
     if TOKEN_MATCHED in report:
         m = report[TOKEN_MATCHED]
         line = (f"{'tree/plain N+M':<20} {ratio(m['ratio']['wall'], 9)} "
@@ -374,6 +450,10 @@ def printed(report: dict) -> list:
 
 
 def main(argv=None):
+    args = get_parser().parse_args(argv)
+    if args.floor_of:
+        report = floor_of(args.floor_of)
+        return end_report(report, printed(report), args.json or args.floor_of)
     return run_benchmark(get_parser(), run, printed, argv)
 
 

@@ -50,7 +50,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import peak_bytes  # noqa: E402
+from accumulation import cuda_peak_kept, peak_bytes  # noqa: E402
 from generation import build_data_bin, data_bin_parser  # noqa: E402
 from report import end_report, load_average, machine  # noqa: E402
 
@@ -288,6 +288,10 @@ def get_parser() -> argparse.ArgumentParser:
                         help="also print (and report) the top operators of each model")
     parser.add_argument("--profile-rows", type=int, default=25)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--max-tokens-sweep", type=int, nargs="+", metavar="N",
+                        help="instead of timing: the peak CUDA memory of an update of the "
+                        "largest batch at each --max-tokens N, each model alone, up to the "
+                        "first that does not fit")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
     return parser
 
@@ -311,6 +315,92 @@ def run(args, data_bin: str) -> dict:
     return report
 
 
+def largest_batch(setup: Setup, max_tokens: int) -> list:
+    """The batch (sentence ids) of fairseq's training batches at ``max_tokens`` with the most
+    padded tokens (sentences x the longest, as --max-tokens bounds them)."""
+    setup.trainer.cfg.dataset.max_tokens = max_tokens
+    epoch_itr = setup.trainer.get_train_iterator(epoch=1, load_dataset=False,
+                                                 disable_iterator_cache=True)
+    dataset = setup.dataset
+    return max((ids.tolist() for ids in epoch_itr.frozen_batches),
+               key=lambda ids: len(ids) * max(dataset.num_tokens(i) for i in ids))
+
+
+def is_out_of_memory(error: Exception) -> bool:
+    return isinstance(error, torch.cuda.OutOfMemoryError) or "out of memory" in str(error)
+
+
+def peak_at(setup: Setup, max_tokens: int) -> dict:
+    """Peak CUDA memory (torch.cuda.max_memory_allocated, GiB) of an update of the largest batch
+    at ``max_tokens``, after a first update of it (Adam's state and the allocator's cache made),
+    or its out-of-memory error. On the CPU (a dry run of the plumbing) no memory is measured."""
+    ids = largest_batch(setup, max_tokens)
+    batch = collate(setup, ids)
+    cuda = setup.trainer.cuda
+    row = {"max_tokens": max_tokens, "sentences": len(ids),
+           "padded_tokens": len(ids) * int(max(setup.dataset.num_tokens(i) for i in ids))}
+    try:
+        setup.trainer.train_step([fresh(batch)], raise_oom=True)
+        if not cuda:
+            setup.trainer.train_step([fresh(batch)], raise_oom=True)
+            return {**row, "fits": True, "peak_gib": None}
+        torch.cuda.synchronize()
+        with cuda_peak_kept() as peak:
+            setup.trainer.train_step([fresh(batch)], raise_oom=True)
+            torch.cuda.synchronize()
+            return {**row, "fits": True, "peak_gib": peak() / 2**30}
+    except RuntimeError as error:
+        if not is_out_of_memory(error):
+            raise
+        return {**row, "fits": False, "error": str(error).splitlines()[0][:300]}
+    finally:
+        setup.trainer.zero_grad()
+        if cuda:
+            torch.cuda.empty_cache()
+
+
+def sweep(args, data_bin: str) -> dict:
+    """The largest --max-tokens of ``args.max_tokens_sweep`` that one update of each model fits
+    in, on CUDA: each model alone on the card (built, swept upwards until the first size that
+    does not fit, freed), its peak memory at every size (on the CPU, the plumbing only)."""
+    archs = args.archs or (None, None)
+    report = {"benchmark": "the largest --max-tokens an update fits in, and its peak memory",
+              "settings": {k: v for k, v in vars(args).items() if k != "json"},
+              "machine": machine(args.device), "date": time.strftime("%Y-%m-%d"),
+              "card_gib": torch.cuda.get_device_properties(0).total_memory / 2**30
+              if args.device == "cuda" else None}
+    for name, arch in zip(MODELS, archs):
+        argv = train_argv(args, name, data_bin, arch)
+        setup, rows = build_setup(name, argv), []
+        for max_tokens in sorted(args.max_tokens_sweep):
+            rows.append(peak_at(setup, max_tokens))
+            print(f"{name} --max-tokens {max_tokens}: {rows[-1]}", flush=True)
+            if not rows[-1]["fits"]:
+                break
+        fitting = [row["max_tokens"] for row in rows if row["fits"]]
+        report[name] = {"fairseq_train_args": shlex.join(argv), "sizes": rows,
+                        "largest_fitting": max(fitting, default=None),
+                        "all_fit": all(row["fits"] for row in rows)}
+        del setup
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
+    report["machine"]["load_average_after"] = load_average()
+    return report
+
+
+def sweep_lines(report) -> list:
+    lines = [f"{'model':<13} {'max-tokens':>10} {'sentences':>9} {'peak GiB':>9}"]
+    for name in MODELS:
+        for row in report[name]["sizes"]:
+            peak = "OOM" if not row["fits"] else "-" if row["peak_gib"] is None else \
+                f"{row['peak_gib']:.2f}"
+            lines.append(f"{name:<13} {row['max_tokens']:>10} {row['sentences']:>9} {peak:>9}")
+        largest = report[name]["largest_fitting"]
+        more = " (every size tried fits)" if report[name]["all_fit"] else ""
+        lines.append(f"{name:<13} largest that fits: {largest}{more}")
+    return lines
+
+
 def run_benchmark(parser, run_on, summary, argv=None) -> dict:
     """Parse ``argv``; ``run_on(args, data_bin)`` on --data, or on the Bible sample binarized in
     a temporary folder; print ``summary(report)``'s lines and write the JSON."""
@@ -321,6 +411,9 @@ def run_benchmark(parser, run_on, summary, argv=None) -> dict:
 
 
 def main(argv=None):
+    args = get_parser().parse_args(argv)
+    if args.max_tokens_sweep:
+        return run_benchmark(get_parser(), sweep, sweep_lines, argv)
     return run_benchmark(get_parser(), run, printed, argv)
 
 

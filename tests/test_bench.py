@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,15 +100,48 @@ def test_generation_benchmark_decodes_the_forced_length(tmp_path, capsys, monkey
             # both timed, separately: no order between them is asserted (a loaded machine can
             # make the encoder's own run slower than the whole generation's)
             assert result["generate_ms"] > 0 and result["encoder_ms"] > 0
+            assert 0 < result["cross_attention_ms"] < result["generate_ms"]
             assert result["ms_per_sentence"] == pytest.approx(result["generate_ms"] / 40)
             assert result["sentences_per_s"] == pytest.approx(40_000 / result["generate_ms"])
-        ratio = row["tree2seq/transformer"]
-        for key in ("generate_ms", "encoder_ms"):
+        ratio, extra = row["tree2seq/transformer"], row["tree2seq_extra_ms"]
+        for key in ("generate_ms", "encoder_ms", "cross_attention_ms"):
             assert ratio[key] == row["tree2seq"][key] / row["transformer"][key]
+            assert extra[key] == row["tree2seq"][key] - row["transformer"][key]
     printed = capsys.readouterr().out.splitlines()
     header = [line.split()[:2] for line in printed].index(["batch", "model"])
     assert [line.split()[1] for line in printed[header + 1:]] == [
-        "tree2seq", "transformer", "tree/plain"] * 2
+        "tree2seq", "transformer", "tree/plain", "extra"] * 2
+
+
+def test_module_timer_counts_each_call_of_the_modules():
+    """The CPU clock inside each forward of the timed modules, and nothing outside them."""
+    slow = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Identity())
+    timer = generation.ModuleTimer([slow[1]], "cpu")
+    slow[1].register_forward_pre_hook(lambda *_: time.sleep(0.02))  # after the timer's start
+    slow[0].register_forward_hook(lambda *_: time.sleep(0.05))  # outside the timed module
+    for _ in range(3):
+        slow(torch.ones(1, 4))
+    assert len(timer.spans) == 3
+    assert 0.06 <= timer.seconds() < 0.06 + 3 * 0.05  # the sleeps outside would add 0.15
+    assert not slow[1]._forward_hooks  # the timer's hooks are gone once it is read
+
+
+def test_generation_benchmark_loads_trained_checkpoints(trained, tmp_path):
+    """With --checkpoints both models are fairseq-train's, loaded as fairseq-generate loads them,
+    translating to their own lengths; --max-batches keeps evenly spaced batches."""
+    data, checkpoint, _ = trained
+    report = generation.main(["--data", str(data), "--checkpoints", str(checkpoint),
+                              str(checkpoint), "--batch-sizes", "1", "8", "--max-batches", "3",
+                              "--repeats", "1", "--device", "cpu",
+                              "--json", str(tmp_path / "gen.json")])
+    assert report["settings"]["length"] == 0
+    assert all(str(checkpoint) in model["arch"] for model in report["models"].values())
+    assert [(r["batch_size"], r["batches"], r["sentences"]) for r in report["results"]] == [
+        (1, 3, 3), (8, 3, 24)]
+    for row in report["results"]:
+        # one model twice: the same translations, however long each one is
+        assert row["tree2seq"]["hypothesis_lengths"] == row["transformer"]["hypothesis_lengths"]
+        assert row["tree2seq"]["steps_per_batch"] == row["transformer"]["steps_per_batch"]
 
 
 TINY_SIZES = ("--encoder-embed-dim 32 --encoder-ffn-embed-dim 64 --encoder-attention-heads 2 "
@@ -234,17 +268,24 @@ def test_end_to_end_time_is_read_from_fairseqs_json_log():
     line = "2026-11-26 23:40:01 | INFO | {} | {}"
     records = train_end_to_end.log_records("\n".join([
         line.format("train_inner", '{"epoch": 1, "num_updates": "10", "bsz": "64", '
-                    '"train_wall": "3", "wall": "5"}'),
+                    '"wpb": "1500", "train_wall": "3", "wall": "5"}'),
         line.format("train_inner", '{"epoch": 1, "num_updates": "20", "bsz": "64", '
-                    '"train_wall": "4", "wall": "10"}'),
+                    '"wpb": "1600", "train_wall": "4", "wall": "10"}'),
         line.format("train", '{"epoch": 1, "num_updates": "25", "train_wall": "9", "wall": "13"}'),
         "2026-11-26 23:40:09 | INFO | fairseq.trainer | begin training epoch 2",
         line.format("train_inner", '{"epoch": 2, "num_updates": "30", "bsz": "48", '
-                    '"train_wall": "3", "wall": "16"}')]))
+                    '"wpb": "1200", "train_wall": "3", "wall": "16"}')]))
     assert [r["kind"] for r in records] == ["train_inner", "train_inner", "train", "train_inner"]
+    # wpb: an interval's mean target tokens per update
+    targets = 10 * 1600 + 10 * 1200
     assert train_end_to_end.time_per_update(records, warmup=10) == {
         "from_update": 10, "to_update": 30, "seconds_per_update": (16 - 5) / 20,
-        "train_wall_per_update": (4 + 3) / 20}
+        "train_wall_per_update": (4 + 3) / 20, "target_tokens_per_second": targets / (16 - 5)}
+    # bench/measured_train.py's end of each update, where fairseq's clock is too coarse
+    ends = {update: 100 + 0.25 * update for update in range(1, 31)}
+    assert train_end_to_end.time_per_update(records, warmup=10, ends=ends) == {
+        "from_update": 10, "to_update": 30, "seconds_per_update": 0.25,
+        "train_wall_per_update": (4 + 3) / 20, "target_tokens_per_second": targets / 5}
     with pytest.raises(SystemExit, match="fewer than two log lines after update 21"):
         train_end_to_end.time_per_update(records, warmup=21)
     batches = [tuple(range(64))] * 25 + [tuple(range(32))] * 5
@@ -494,3 +535,51 @@ def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_n
         words = leaves[i][:-1].tolist()
         assert matched[i].tolist() == words + (words * (m // n + 1))[:m] + leaves[i][-1:].tolist()
     assert (copy / "train.en-fr.fr.bin").resolve() == (data_bin / "train.en-fr.fr.bin").resolve()
+
+
+def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
+    """bench/gpu_figures.sh with DRY_RUN=1: its steps at toy sizes on the CPU (fairseq-train
+    timed through bench/measured_train.py, the float32 runs, the memory sweep's plumbing, the
+    floors counted afterwards from the reports), then bench/gpu_figures.py's tables."""
+    data = tmp_path / "data" / "bible-en-fr-sample"
+    data.mkdir(parents=True)
+    (data / "data-bin").symlink_to(example[0] / "data-bin")
+    results = tmp_path / "results"
+    proc = subprocess.run(
+        ["bash", str(ROOT / "bench" / "gpu_figures.sh")], capture_output=True, text=True,
+        env=dict(os.environ, DRY_RUN="1", DATA=str(tmp_path / "data"), RESULTS=str(results),
+                 OUT=str(tmp_path / "out"), PYTHON=sys.executable, DEADLINE="1200",
+                 STEPS="e2e-4096 fp32 sweep floors", PATH=f"{Path(sys.executable).parent}:"
+                 + os.environ["PATH"]), timeout=1500)
+    steps = (results / "steps.txt").read_text()
+    assert proc.returncode == 0 and steps.count(": exit 0 after") == 4, steps
+    assert (tmp_path / "out" / "gpu-figures.tgz").stat().st_size > 0  # what a device call returns
+    timed = json.loads((results / "e2e-fp16-512-floor.json").read_text())
+    for name in train_end_to_end.MODELS:
+        run = timed["runs"][name][0]
+        # measured_train's update ends, not fairseq's whole seconds
+        assert run["seconds_per_update"] > 0 and run["target_tokens_per_second"] > 0
+        assert run["seconds_per_update"] != run["train_wall_per_update"]
+    floor, per_token = timed["floor"], timed["per_target_token"]
+    # --max-tokens counts a tree's leaves and nodes: tree2seq's batches hold fewer sentences
+    assert not floor["same_batches"]
+    assert floor["target_tokens"]["tree2seq"] < floor["target_tokens"]["transformer"]
+    models = train_end_to_end.MODELS
+    speed = {name: timed["median"][name]["target_tokens_per_second"] for name in models}
+    assert per_token["time_ratio"] == pytest.approx(speed["transformer"] / speed["tree2seq"])
+    flops_per_token = {name: floor["gflop"][name] / floor["target_tokens"][name]
+                       for name in models}
+    assert per_token["floor"] == pytest.approx(
+        flops_per_token["tree2seq"] / flops_per_token["transformer"])
+    sweep = json.loads((results / "sweep.json").read_text())
+    assert [row["max_tokens"] for row in sweep["tree2seq"]["sizes"]] == [256, 512]
+    report = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_figures.py"),
+                             str(results), "--json", str(tmp_path / "summary.json")],
+                            capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert sorted(summary["throughput"]) == ["512"] and "floor" in summary["throughput"]["512"]
+    quality = summary["fp16_quality"]["512"]  # on the CPU both runs are float32: equal losses
+    assert all(q["within_tolerance"] and q["largest_relative_difference"] == 0
+               for q in quality.values())
+    assert "| tree2seq |" in report.stdout

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The GPU figures of issue 46, in one device call before DEADLINE seconds: tree2seq at the paper's
+# IWSLT size (tree2seq_iwslt_de_en against fairseq's transformer_iwslt_de_en on the leaves,
+# configs/iwslt13-en-fr.yaml) on the quickstart's data, and the quickstart's own trained models.
+# The steps, in the order of STEPS (default: all of them, in this order):
+#   e2e-4096     fairseq-train's own time per update and target tokens a second, --fp16,
+#                --max-tokens 4096, 50 warm-up updates then 300 (bench/train_end_to_end.py,
+#                E2E_REPEATS runs a model, default 2)
+#   e2e-8192     the same at --max-tokens 8192, one run a model
+#   fp32         the commands of e2e-4096 in float32, one run a model: fp16's losses against them
+#   checkpoints  the quickstart's two models trained and scored (bench/compare.py), unless
+#                QUICKSTART_CHECKPOINTS names a folder that holds them (tree2seq/ and
+#                transformer/, each with checkpoint_last.pt)
+#   generation   those trained models, beam 5, batch sizes 1, 32 and 128 (bench/generation.py)
+#   sweep        the largest --max-tokens one update fits in, each model (bench/training.py)
+#   profile      torch.profiler's operators of a few --fp16 updates of both models
+#                (bench/training.py --profile)
+#   floors       the FLOP floors of the timed batches (train_end_to_end.py --floor-of), which
+#                can as well be counted afterwards on any machine
+# Each step writes into $RESULTS (default /tmp/gpu-figures), packed into $OUT every 15 s, so what
+# finished comes back when the call is cut off; a step is stopped, with every process it
+# started, when its share of the time left runs out, or its seconds in LIMITS ("e2e-4096=110
+# generation=75": for a call whose time is counted). Run from the repo root, carrying .whl and the
+# quickstart's prepared data (DATA, default .devdata: DATA/bible-en-fr-sample/data-bin):
+#   bash bench/device_setup.sh && DEADLINE=520 bash bench/gpu_figures.sh
+# bench/gpu_figures.py makes the tables of RESULTS from what comes back. DRY_RUN=1 runs every
+# step on the CPU at toy sizes (tests/test_bench.py), to check the plumbing before a device call.
+set -u
+export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
+root=$(cd "$(dirname "$0")/.." && pwd)
+PY=${PYTHON:-python3}
+data=${DATA:-$root/.devdata}
+data_bin=$data/bible-en-fr-sample/data-bin
+res=${RESULTS:-/tmp/gpu-figures}
+out=${OUT:-$res.out}
+checkpoints=${QUICKSTART_CHECKPOINTS:-$res.checkpoints/bible-en-fr-sample}  # never packed
+mkdir -p "$res" "$out"
+deadline=$(( SECONDS + ${DEADLINE:-520} ))
+left() { echo $(( deadline - SECONDS )); }
+pack() { tar czf "$out/gpu-figures.tgz.part" -C "$(dirname "$res")" "$(basename "$res")" \
+  && mv "$out/gpu-figures.tgz.part" "$out/gpu-figures.tgz"; }
+( while sleep 15; do pack; done ) > /dev/null 2>&1 &  # not on our output: a caller reads to its end
+packer=$!
+trap 'kill $packer 2>/dev/null; pack' EXIT
+
+if [ "${DRY_RUN:-0}" = 1 ]; then
+  device=cpu; updates=6; warmup=2; every=2; small=512; large=1024; sweep="256 512"; fp16=
+  toy="--encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 --decoder-embed-dim 32"
+  toy="$toy --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 --num-workers 0"
+  batches="1 4"; max_batches=2; generation="--length 4"
+  quickstart="--generate-arg=--max-len-b=3 -- --max-update 4"
+else
+  device=cuda; updates=350; warmup=50; every=25; small=4096; large=8192; fp16=--fp16; toy=
+  sweep="4096 8192 16384 32768 65536 131072 262144"; batches="1 32 128"; max_batches=30
+  generation=; quickstart=
+fi
+{ nvidia-smi 2>&1; $PY -c 'import sys, torch; print(sys.version, torch.__version__, torch.version.cuda)'
+  uptime; } > "$res/machine.txt" 2>&1
+
+step() {  # NAME SHARE-OF-TIME-LEFT COMMAND...: the command in a process group of its own, which
+  # is ended (TERM, then KILL) at its share of the time left (or at the seconds LIMITS gives
+  # it, "NAME=SECONDS ..."), background jobs included
+  local name=$1 share=$2; shift 2
+  local limit=$(( $(left) * share / 100 )) t0=$SECONDS fixed
+  for fixed in ${LIMITS:-}; do
+    [ "${fixed%%=*}" = "$name" ] && limit=$(( ${fixed#*=} < $(left) ? ${fixed#*=} : $(left) ))
+  done
+  if [ "$limit" -lt 20 ]; then echo "$name: no time left" >> "$res/steps.txt"; return 1; fi
+  echo "$name: started at $SECONDS s, load $(cut -d' ' -f1-3 /proc/loadavg)" >> "$res/steps.txt"
+  setsid bash -c '"$@"' "$name" "$@" > "$res/$name.log" 2>&1 &
+  local group=$!
+  ( sleep "$limit"; kill -TERM -- "-$group"; sleep 5; kill -KILL -- "-$group" ) > /dev/null 2>&1 &
+  local watchdog=$!
+  wait "$group"
+  local status=$?
+  kill "$watchdog" 2>/dev/null
+  kill -KILL -- "-$group" 2>/dev/null
+  echo "$name: exit $status after $(( SECONDS - t0 )) s (limit $limit s)" >> "$res/steps.txt"
+  return $status
+}
+e2e() {  # PRECISION MAX-TOKENS REPEATS: bench/train_end_to_end.py at IWSLT size, no floor
+  local flags=$toy; [ "$1" = fp16 ] && flags="$fp16 $toy"
+  $PY "$root/bench/train_end_to_end.py" --device $device --config iwslt13-en-fr --data "$data_bin" \
+    --updates $updates --warmup $warmup --log-every $every --repeats "$3" --no-floor \
+    --train-args="$flags --max-tokens $2" --json "$res/e2e-$1-$2.json"
+}
+quickstart_models() {  # the quickstart's two models, trained and scored, into $checkpoints
+  $PY "$root/bench/compare.py" bible-en-fr-sample tree2seq transformer --data "$data" \
+    --checkpoints "$(dirname "$checkpoints")" --json "$res/quickstart.json" $quickstart
+}
+generate() {
+  $PY "$root/bench/generation.py" --device $device --data "$data_bin" \
+    --checkpoints "$checkpoints/tree2seq/checkpoint_last.pt" \
+    "$checkpoints/transformer/checkpoint_last.pt" --batch-sizes $batches \
+    --max-batches $max_batches --repeats 2 $generation --json "$res/generation.json"
+}
+memory_sweep() {
+  $PY "$root/bench/training.py" --device $device --config iwslt13-en-fr --data "$data_bin" \
+    --train-args="$fp16 $toy" --max-tokens-sweep $sweep --json "$res/sweep.json"
+}
+operator_profile() {
+  $PY "$root/bench/training.py" --device $device --config iwslt13-en-fr --data "$data_bin" \
+    --train-args="$fp16 $toy --max-tokens $small" --batches 6 --rounds 2 --profile \
+    --profile-rows 30 --json "$res/profile-fp16.json"
+}
+floor_of() { $PY "$root/bench/train_end_to_end.py" --floor-of "$1" --json "${1%.json}-floor.json"; }
+export -f e2e quickstart_models generate memory_sweep operator_profile floor_of
+export PY root device data data_bin res checkpoints updates warmup every small quickstart fp16 \
+  toy batches max_batches generation sweep
+
+for name in ${STEPS:-e2e-4096 e2e-8192 fp32 checkpoints generation sweep profile floors}; do
+  case $name in
+    e2e-4096) step e2e-4096 25 e2e fp16 $small "${E2E_REPEATS:-2}" ;;
+    e2e-8192) step e2e-8192 30 e2e fp16 $large 1 ;;
+    fp32) step fp32 30 e2e fp32 $small 1 ;;
+    checkpoints) [ -f "$checkpoints/transformer/checkpoint_last.pt" ] \
+        || step checkpoints 40 quickstart_models ;;
+    generation) [ -f "$checkpoints/transformer/checkpoint_last.pt" ] \
+        && step generation 50 generate ;;
+    sweep) step sweep 50 memory_sweep ;;
+    profile) step profile 70 operator_profile ;;
+    floors) for n in $small $large; do
+        [ -f "$res/e2e-fp16-$n.json" ] && step floor-$n 90 floor_of "$res/e2e-fp16-$n.json"
+      done ;;
+    *) echo "gpu_figures.sh: unknown step $name" >&2; exit 2 ;;
+  esac
+done
+uptime >> "$res/machine.txt"
+exit 0
