@@ -6,6 +6,7 @@ log, beside the arithmetic floor computed on the batches those updates trained o
         --repeats 2 --json bench/results/train-end-to-end-cpu.json
     python bench/train_end_to_end.py ... --profile-dir runs/profiles     # also cProfile each run
     python bench/train_end_to_end.py ... --torch-profile runs/operators  # operators vs the floor
+    python bench/train_end_to_end.py --floor-of GPU-REPORT.json   # the floor of a --no-floor run
 
 Each run is the experiment config's command (``--config``, default the quickstart's
 ``bible-en-fr-sample``: its batches, optimizer, dropout and seed) with validation and saving off,
@@ -15,14 +16,21 @@ fairseq's ``wall`` clock between the first log line at or after update ``--warmu
 one, over the updates between them: everything a user waits for (loading the next batch,
 collating trees, epoch boundaries, logging) is inside it. ``train_wall``, the time fairseq spends
 inside its train steps, is reported beside it, so the rest (loader, epoch work, logging) shows.
+fairseq logs both clocks in whole seconds; each run goes through bench/measured_train.py, whose
+end time of every update replaces the wall clock (and which gives the peak CUDA memory), and
+fairseq's ``wpb`` gives target tokens a second.
 
 The floor: the matrix-product FLOPs of one update of every batch those updates trained on (each
 model's batches rebuilt by its own iterator with the run's seed, checked against the mean batch
 size of every interval of fairseq's log; each distinct batch counted once and weighted by how
 often it was trained on), tree2seq's total over the Transformer's, as bench/training.py counts
 them. Both datasets order sentences by their leaves, so the two models train on the same batches
-(``same_batches``). ``ratio / floor`` is the part of the time ratio that the arithmetic does not
-explain.
+(``same_batches``) where ``--batch-size`` binds, as in the quickstart's config; where
+``--max-tokens`` binds, tree2seq's batches hold fewer sentences (a tree counts its leaves and
+nodes), and ``per_target_token`` compares time and FLOPs per target token. ``ratio / floor`` is
+the part of the time ratio that the arithmetic does not explain (the same either way).
+``--floor-of`` counts the floor of a report made with ``--no-floor`` on another machine (a GPU
+lent for minutes), on its commands without precision flags.
 
 ``--token-matched`` also times fairseq's Transformer on a copy of the data whose sources are
 N + M tokens long (each sentence's leaves, cycled to as many more as it has nodes): as many
