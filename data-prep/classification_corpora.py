@@ -224,15 +224,25 @@ def attractor_bin(count: int) -> str:
 
 
 def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
-                       left_out) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
+                       left_out, disagreeing: list | None = None
+                       ) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
     """(example, its case, its text/{split}.meta line) for every agreement case of the parsed
-    sentences of one text (``where``); the verbs left out are counted in ``left_out``."""
+    sentences of one text (``where``); the verbs left out are counted in ``left_out``, and with
+    ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form."""
     for words in sentences:
-        for case in agreement.agreement_cases(words, max_length, left_out):
-            prefix = " ".join(word.form for word in words[:case.verb])
-            meta = [where, case.subject_kind, str(case.attractors), str(case.distance),
-                    str(case.subject), words[case.verb].form, case.last_noun or "-"]
-            yield Example(where, [prefix], case.label), case, "\t".join(meta)
+        dropped = [] if disagreeing is not None else None
+        for case in agreement.agreement_cases(words, max_length, left_out, dropped):
+            yield agreement_example(where, words, case)
+        if dropped:
+            disagreeing.extend(agreement_example(where, words, case) for case in dropped)
+
+
+def agreement_example(where: str, words: list[agreement.Word], case: agreement.AgreementCase):
+    """(example, case, meta line) of one case: the words before the verb, the verb's class."""
+    prefix = " ".join(word.form for word in words[:case.verb])
+    meta = [where, case.subject_kind, str(case.attractors), str(case.distance),
+            str(case.subject), words[case.verb].form, case.last_noun or "-"]
+    return Example(where, [prefix], case.label), case, "\t".join(meta)
 
 
 def verse_splits(references: Iterable, fractions: dict[str, int], seed: int) -> dict:

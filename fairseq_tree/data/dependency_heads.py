@@ -6,8 +6,9 @@ gives them: one sentence per line of the source tree file, in order, its word to
 ranges ``3-4`` and empty nodes ``5.1`` are skipped) spelling exactly the tree's leaves (PTB
 bracket escapes such as ``-LRB-`` are read as the trees read them). The heads are stored per leaf,
 0-based, -1 at the root (``{prefix}.heads``, int32, one item per tree, like the spans); the model
-shifts them to leaf columns as it shifts spans. Subword-split trees do not align (their leaves are
-pieces): the dependency variant reads word-level trees, as the paper's GloVe words are.
+shifts them to leaf columns as it shifts spans. Subword-split trees (their leaves are pieces)
+align with ``subword_conllu``'s sentences: each word's pieces hang under its last piece, which
+takes the word's head.
 
 Every problem is a one-line ``InputError`` naming the CoNLL-U file and line: a malformed token
 line, a missing or invalid head, a sentence without exactly one root or with a cycle, a token
@@ -16,7 +17,7 @@ that differs from the tree's leaf, a sentence count that differs from the tree f
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Sequence
+from typing import Iterable, Iterator, List, Optional, Sequence
 
 import numpy as np
 import torch
@@ -26,6 +27,7 @@ from fairseq_tree.data.binarize import SPAN_DTYPE, InputError, PairFiles, parse_
 from fairseq_tree.data.tree_files import HEADS, tree_file
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 from fairseq_tree.trees.normal_form import unescape_token
+from fairseq_tree.trees.subwords import SUBWORD_NMT_SEPARATOR
 
 
 @dataclass
@@ -75,28 +77,33 @@ def read_conllu(path: str) -> Iterator[ConlluSentence]:
     """The sentences of a CoNLL-U file, heads checked (see ``check_tree``). A block holding only
     the comment ``EMPTY_LINE_COMMENT`` is an empty sentence: the place of an empty input line
     (``fairseq-tree-parse --conllu`` writes one), so the sentences stay aligned with the lines."""
-    sentence = None
     with open(path, "rb") as handle:
-        for lineno, raw in enumerate(itertools.chain(handle, [b""]), start=1):
-            try:
-                line = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as err:
-                raise InputError(path, lineno, f"not valid UTF-8 ({err.reason})") from None
-            if not line.strip():
-                if sentence is not None:
-                    if sentence.forms:
-                        check_tree(sentence, path)
-                    yield sentence
-                sentence = None
-            elif line == EMPTY_LINE_COMMENT and sentence is None:
-                sentence = ConlluSentence(lineno)
-            elif not line.startswith("#"):
-                sentence = sentence or ConlluSentence(lineno)
-                token = parse_token(line, path, lineno, len(sentence.forms) + 1)
-                if token is not None:
-                    sentence.forms.append(token[0])
-                    sentence.heads.append(token[1])
-                    sentence.token_lines.append(lineno)
+        yield from conllu_sentences(handle, path)
+
+
+def conllu_sentences(lines: Iterable[bytes], path: str) -> Iterator[ConlluSentence]:
+    """``read_conllu`` of the lines of a CoNLL-U text (``path`` names it in errors)."""
+    sentence = None
+    for lineno, raw in enumerate(itertools.chain(lines, [b""]), start=1):
+        try:
+            line = raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as err:
+            raise InputError(path, lineno, f"not valid UTF-8 ({err.reason})") from None
+        if not line.strip():
+            if sentence is not None:
+                if sentence.forms:
+                    check_tree(sentence, path)
+                yield sentence
+            sentence = None
+        elif line == EMPTY_LINE_COMMENT and sentence is None:
+            sentence = ConlluSentence(lineno)
+        elif not line.startswith("#"):
+            sentence = sentence or ConlluSentence(lineno)
+            token = parse_token(line, path, lineno, len(sentence.forms) + 1)
+            if token is not None:
+                sentence.forms.append(token[0])
+                sentence.heads.append(token[1])
+                sentence.token_lines.append(lineno)
 
 
 def aligned_heads(sentence: ConlluSentence, leaves: Sequence[str], path: str, tree_where: str):
@@ -109,6 +116,16 @@ def aligned_heads(sentence: ConlluSentence, leaves: Sequence[str], path: str, tr
             raise InputError(path, lineno, f"token {k + 1} {form!r} differs from leaf {k + 1} "
                              f"{leaf!r} of the tree at {tree_where}")
     return sentence.heads
+
+
+def parse_heads(conllu: str, leaves: Sequence[str], where: str) -> List[int]:
+    """The heads of one sentence's CoNLL-U lines (a dependency parser's ``ParseResult.conllu``),
+    checked and aligned to the tree's ``leaves`` as a file's are when binarized; errors name
+    ``where``."""
+    sentence = next(conllu_sentences(conllu.encode("utf-8").splitlines(), where), None)
+    if sentence is None or not sentence.forms:
+        raise InputError(where, None, "the dependency parse has no words")
+    return aligned_heads(sentence, leaves, where, where)
 
 
 def write_dependency_heads(conllu_path: str, trees: Iterator[tuple], prefix: str) -> int:
@@ -141,3 +158,55 @@ def source_leaves(files: PairFiles, skipped: set) -> Iterator[tuple]:
     for raw in read_pairs(files):
         where = f"{files.src}:{raw.lineno}"
         yield where, None if raw.lineno in skipped else parse_pair(raw).tree.leaves
+
+
+SUBWORD_RELATION = "subword"  # a piece's relation to the last piece of its word
+
+
+def word_pieces(pieces: Sequence[str]) -> List[List[str]]:
+    """subword-nmt pieces grouped by word ("@@" ends a piece that the next one continues)."""
+    words, current = [], []
+    for piece in pieces:
+        current.append(piece)
+        if not piece.endswith(SUBWORD_NMT_SEPARATOR):
+            words.append(current)
+            current = []
+    if current:
+        raise ValueError(f"the last piece {current[-1]!r} continues a word that never ends")
+    return words
+
+
+def subword_conllu(block: str, pieces: Sequence[str]) -> str:
+    """One CoNLL-U sentence (lines ending with a line break, as ``fairseq-tree-parse --conllu``
+    writes it) rewritten over the subword-nmt ``pieces`` of its words, the leaves of the tree
+    that BPE made from its word-level tree: a word's last piece takes the word's head (the last
+    piece of the head word) and its columns; the word's other pieces depend on that last piece
+    (relation ``subword``). The last piece is the word's: English marks number at the end of
+    the word ("editor@@ s"), and a dependency encoder composes a word where its head piece is.
+    Raises ValueError when the pieces do not spell the sentence's words one by one."""
+    rows = [line.split("\t") for line in block.splitlines()
+            if line and not line.startswith("#")]
+    words = [row for row in rows if "-" not in row[0] and "." not in row[0]]
+    if not words:
+        return block
+    groups = word_pieces(pieces)
+    if len(groups) != len(words):
+        raise ValueError(f"{len(pieces)} pieces make {len(groups)} words, the sentence has "
+                         f"{len(words)}")
+    last, count = [], 0  # the 1-based ID of each word's last piece
+    for group in groups:
+        count += len(group)
+        last.append(count)
+    lines = []
+    for row, group, own in zip(words, groups, last):
+        joined = "".join(p[:-len(SUBWORD_NMT_SEPARATOR)] for p in group[:-1]) + group[-1]
+        if unescape_token(row[1]) != joined:
+            raise ValueError(f"pieces {' '.join(group)!r} do not spell the word {row[1]!r}")
+        head = int(row[6])
+        first = own - len(group) + 1
+        for piece_id, piece in enumerate(group[:-1], start=first):
+            lines.append([str(piece_id), piece, "_", "_", "_", "_", str(own), SUBWORD_RELATION,
+                          "_", "_"])
+        lines.append([str(own), group[-1], *row[2:6], str(last[head - 1] if head else 0),
+                      *row[7:10]])
+    return "".join("\t".join(fields) + "\n" for fields in lines)

@@ -30,6 +30,11 @@ is counted under the reason in brackets, the first that applies in this order (`
 
 The label is the verb's form: ``SINGULAR`` for VBZ, ``PLURAL`` for VBP ("I am", "you are" are
 VBP: pronoun examples are about form, which is why they are reported apart).
+
+Rule 6 is a selection by the parser and tagger as much as a filter of their errors: the verbs
+it drops are those where the parse a model would read points at a subject of the other number.
+``agreement_cases`` can hand them back (``disagreeing``), labelled by the verb's form as every
+example is, so that a model's accuracy on them measures what the selection hides.
 """
 
 import collections
@@ -136,24 +141,33 @@ def last_noun_number(words: list[Word], verb: int) -> str | None:
     return None
 
 
+DISAGREE = "subject and verb disagree"  # rule 6
+
+
 def agreement_cases(words: list[Word], max_length: int = 50,
-                    left_out: collections.Counter | None = None) -> list[AgreementCase]:
+                    left_out: collections.Counter | None = None,
+                    disagreeing: list | None = None) -> list[AgreementCase]:
     """Every agreement example of one sentence (the module docstring's rules 1-6); the verbs left
-    out are counted in ``left_out`` by reason."""
+    out are counted in ``left_out`` by reason, and those left out by rule 6 alone are appended
+    to ``disagreeing`` as cases labelled by the verb's form."""
     cases = []
     for verb, word in enumerate(words):
         if word.tag not in VERB_NUMBER:
             continue
         reason, case = verb_case(words, verb, max_length)
-        if case is not None:
+        if not reason:
             cases.append(case)
-        elif left_out is not None:
+            continue
+        if left_out is not None:
             left_out[reason] += 1
+        if reason == DISAGREE and disagreeing is not None:
+            disagreeing.append(case)
     return cases
 
 
 def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, AgreementCase | None]:
-    """(why not, None) or ("", the example) for the VBZ/VBP at ``verb``."""
+    """(why not, None) or ("", the example) for the VBZ/VBP at ``verb``; rule 6 gives
+    (``DISAGREE``, the case it leaves out), its attractors counted against the subject."""
     if len(words) > max_length:
         return "sentence too long", None
     subject = subject_of(words, verb)
@@ -168,8 +182,7 @@ def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, Agree
         return "bare infinitive", None
     kind, number = kind_number
     label = VERB_NUMBER[words[verb].tag]
-    if number != label:
-        return "subject and verb disagree", None
-    return "", AgreementCase(verb, subject, label, kind,
-                             attractor_count(words, subject, verb, number), verb - subject,
-                             last_noun_number(words, verb))
+    case = AgreementCase(verb, subject, label, kind,
+                         attractor_count(words, subject, verb, number), verb - subject,
+                         last_noun_number(words, verb))
+    return ("" if number == label else DISAGREE), case

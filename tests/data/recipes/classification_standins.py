@@ -251,6 +251,11 @@ AGREEMENT_EXAMPLES = {
     "The word of the prophets is true.": [("The word of the prophets", "0", "noun", 1, 4, 1, "is",
                                            "1")],
 }
+# The verbs rule 6 leaves out, as the last test split has them when their verse is in test.
+AGREEMENT_DISAGREEING = {
+    "Destruction and misery are in their ways.": [("Destruction and misery", "1", "noun", 0, 3,
+                                                   0, "are", "0")],
+}
 AGREEMENT_LEFT_OUT = {"Let the dry land appear.": "bare infinitive",
                       "Is God unrighteous?": "subject after the verb",
                       "Destruction and misery are in their ways.": "subject and verb disagree"}
