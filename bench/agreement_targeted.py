@@ -1,0 +1,263 @@
+"""Targeted agreement evaluation with gold labels (Marvin & Linzen 2018): each model's accuracy
+on prefixes made from templates, by syntactic condition, with and without an attractor; chance is
+50% in every cell, whose items are half singular and half plural by construction.
+
+    python bench/agreement_targeted.py --data data/agreement \\
+        --checkpoint tree_classifier:1=checkpoints/agreement/tree_classifier-1/checkpoint_best.pt \\
+        --checkpoint roberta:1=checkpoints/agreement/roberta-1/checkpoint_best.pt ... \\
+        --items bench/results/agreement-targeted.tsv --json bench/results/agreement-targeted.json \\
+        --markdown bench/results/agreement-targeted.md
+
+The items (``fairseq_tree.trees.agreement_templates``: the formats of ``--templates`` and
+``--words``; ``agreement_defaults``: the built-in conditions and lists, the default, which
+``--write-defaults DIR`` writes as files to start from) are drawn from the word lists' entries
+whose every form occurs ``--min-count`` times or more in the recipe's training text
+(``text/train.tok``), so the models know the words; the report lists the entries left out as
+rare. ``--items`` writes them as
+TSV. Each model reads them as raw text through the classification hub, as a user's sentences:
+parsed by the recipe's PARSER, split into the recipe's subwords and binarized with the model's
+dictionaries.
+
+Rows: each condition without and with an attractor (``pp``, ``pp + attractor``), and the same
+by template in the report's ``templates``. References: chance (50%), the majority class of the
+training examples with noun subjects, and "last noun" (Linzen et al.'s heuristic: the number of
+the last noun of the prefix, known from its template). Name checkpoints ``MODEL:SEED`` for each
+model's mean ± sd over its seeds (``bench/agreement.py``'s ``seed_summary``; with ``--baseline
+MODEL`` the paired t-tests against it).
+"""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agreement import (  # noqa: E402
+    majority_classes,
+    read_lines,
+    read_meta,
+    recipe_folder,
+    seed_summary,
+)
+from report import end_report, machine  # noqa: E402
+
+from fairseq_tree.errors import FairseqTreeError  # noqa: E402
+from fairseq_tree.trees import agreement_defaults  # noqa: E402
+from fairseq_tree.trees.agreement_templates import (  # noqa: E402
+    Item,
+    cell_name,
+    conditions,
+    format_items,
+    frequent_words,
+    generate,
+    read_templates,
+    read_words,
+    token_counts,
+)
+
+VIEW = "agreement"
+CHANCE = 50.0
+
+
+def accuracy_rows(items: list[Item], predictions: list[str], key) -> dict:
+    """Accuracy (%) and count of the items of each row ``key(item)`` names, in item order."""
+    rows: dict = {}
+    for item, prediction in zip(items, predictions, strict=True):
+        rows.setdefault(key(item), []).append(prediction == item.label)
+    return {row: {"accuracy": round(100 * sum(right) / len(right), 2), "count": len(right)}
+            for row, right in rows.items()}
+
+
+def by_cell(item: Item) -> str:
+    return cell_name(item.condition, item.attractor)
+
+
+def by_template(item: Item) -> str:
+    return cell_name(item.template, item.attractor)
+
+
+def reference_predictions(items: list[Item], majority: str) -> dict[str, list[str]]:
+    """What the majority class of the training's noun-subject examples and the last noun of the
+    prefix predict (the majority class where a template has no noun slot)."""
+    return {"majority class": [majority] * len(items),
+            "last noun": [item.last_noun or majority for item in items]}
+
+
+def cell_counts(items: list[Item]) -> dict:
+    """Per cell: items, singular and plural subjects, distinct prefixes."""
+    counts: dict = {}
+    for item in items:
+        cell = counts.setdefault(by_cell(item), {"items": 0, "singular": 0, "plural": 0,
+                                                  "distinct": set()})
+        cell["items"] += 1
+        cell["singular" if item.label == "0" else "plural"] += 1
+        cell["distinct"].add(item.prefix)
+    return {row: {**cell, "distinct": len(cell["distinct"])} for row, cell in counts.items()}
+
+
+def mean_sd(cell: dict) -> str:
+    if cell["mean"] is None:
+        return "-"
+    return f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}")
+
+
+def markdown_table(results: dict, summary: dict, first: str) -> list[str]:
+    """Rows of ``results``' first system (conditions or templates by cell), columns: items,
+    chance, the references, then each model: mean ± sd over its seeds (MODEL:SEED names), or
+    the accuracy of a checkpoint named without a seed."""
+    single = [name for name in results if ":" not in name]
+    references = [name for name in single if name in ("majority class", "last noun")]
+    models = [name for name in single if name not in references]
+    rows = list(next(iter(results.values())))
+    seeds = {model: len(next(iter(cells.values()))["seeds"]) for model, cells in summary.items()}
+    lines = [f"| {first} | items | chance | " + " | ".join(references + models) + " | " +
+             " | ".join(f"{m} ({n} seed{'' if n == 1 else 's'})" for m, n in seeds.items())
+             + " |",
+             "|---" * (3 + len(references) + len(models) + len(seeds)) + "|"]
+    for row in rows:
+        count = results[references[0]][row]["count"]
+        cells = ([f"{results[name][row]['accuracy']:.2f}" for name in references + models]
+                 + [mean_sd(summary[model][row]) for model in summary])
+        lines.append(f"| {row} | {count} | {CHANCE:.2f} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def hub_predictions(checkpoint: str, data: Path, prefixes: list[str]) -> list[str]:
+    """The class symbol the checkpoint predicts for each raw prefix, through the classification
+    hub (the recipe's parser, tokenization, subwords and dictionaries)."""
+    from fairseq_tree.hub import classification_from_pretrained
+
+    if not os.path.isfile(checkpoint):
+        sys.exit(f"agreement_targeted.py: error: {checkpoint}: no such checkpoint")
+    hub = classification_from_pretrained(checkpoint, recipe=str(data))
+    return [result["class"] for result in hub.predict(prefixes)]
+
+
+def word_lists(args) -> tuple:
+    """The templates and the word lists (``--templates``, ``--words`` or the built-in ones), the
+    words filtered by their counts in the recipe's training text, and the entries dropped."""
+    def read(path: Path | None, default: str, reader, what: str):
+        if path is None:
+            return reader(default, f"<built-in {what}>")
+        if not path.is_file():
+            sys.exit(f"agreement_targeted.py: error: {path}: no such file")
+        return reader(path.read_text(encoding="utf-8"), str(path))
+
+    templates = read(args.templates, agreement_defaults.TEMPLATES, read_templates, "templates")
+    words = read(args.words, agreement_defaults.WORDS, read_words, "words")
+    counts = token_counts(read_lines(args.data / "text" / "train.tok"))
+    kept, dropped = frequent_words(words, counts, args.min_count)
+    return templates, words, kept, dropped
+
+
+def dropped_lines(dropped: dict, min_count: int) -> list[str]:
+    """One line a class of the word list entries left out as rare, with their forms' counts."""
+    return [f"{word_class}: fewer than {min_count} in text/train.tok, left out: " + ", ".join(
+        " / ".join(f"{form} {count}" for form, count in entry.items()) for entry in entries)
+        for word_class, entries in dropped.items()]
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path,
+                        help="the agreement recipe's folder (holding recipe.json, text/ and "
+                             "data-bin/agreement/), or the DATA folder above it")
+    parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
+                        help="a trained model; NAME MODEL:SEED for seeds (repeatable)")
+    parser.add_argument("--baseline", metavar="MODEL",
+                        help="with MODEL:SEED names: the model the others are tested against")
+    parser.add_argument("--templates", type=Path, help="a template file (default: built-in)")
+    parser.add_argument("--words", type=Path, help="a word list file (default: built-in)")
+    parser.add_argument("--per-cell", type=int, default=300,
+                        help="items in each condition's cell, with and without an attractor "
+                             "(even; default 300)")
+    parser.add_argument("--seed", type=int, default=1, help="the items' seed (default 1)")
+    parser.add_argument("--min-count", type=int, default=20,
+                        help="a word list entry is used if each of its forms occurs this often "
+                             "in text/train.tok (default 20)")
+    parser.add_argument("--no-capitalize", dest="capitalize", action="store_false",
+                        help="leave the first word lowercase (default: capitalized, as the "
+                             "training prefixes start sentences)")
+    parser.add_argument("--items", type=Path, help="write the items here (TSV)")
+    parser.add_argument("--json", help="write the report here")
+    parser.add_argument("--markdown", type=Path, help="write the Markdown tables here")
+    parser.add_argument("--write-defaults", type=Path, metavar="DIR",
+                        help="write the built-in templates.txt and words.txt to DIR and stop")
+    return parser
+
+
+def write_defaults(folder: Path):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "templates.txt").write_text(agreement_defaults.TEMPLATES, encoding="utf-8")
+    (folder / "words.txt").write_text(agreement_defaults.WORDS, encoding="utf-8")
+    print(f"{folder / 'templates.txt'}\n{folder / 'words.txt'}")
+
+
+def checkpoint_names(parser, specs: list[str]) -> list[tuple[str, str]]:
+    pairs = [spec.partition("=") for spec in specs]
+    for spec, (name, sep, path) in zip(specs, pairs):
+        if not sep or not name or not path:
+            parser.error(f"--checkpoint {spec!r}: expected NAME=PATH or MODEL:SEED=PATH")
+    return [(name, path) for name, _, path in pairs]
+
+
+def main(argv=None, predict=hub_predictions) -> dict:
+    """The evaluation; ``predict(checkpoint, data, prefixes)`` gives a checkpoint's classes."""
+    parser = get_parser()
+    args = parser.parse_args(argv)
+    if args.write_defaults:
+        write_defaults(args.write_defaults)
+        return {}
+    if args.data is None:
+        parser.error("--data is required")
+    args.data = recipe_folder(args.data)
+    checkpoints = checkpoint_names(parser, args.checkpoint)
+    try:
+        templates, words, kept, dropped = word_lists(args)
+        items = generate(templates, kept, args.per_cell, args.seed, args.capitalize)
+    except FairseqTreeError as err:
+        sys.exit(f"agreement_targeted.py: error: {err}")
+    for line in dropped_lines(dropped, args.min_count):
+        print(line, flush=True)
+    if args.items:
+        args.items.parent.mkdir(parents=True, exist_ok=True)
+        args.items.write_text(format_items(items), encoding="utf-8")
+    majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
+                                read_meta(args.data / "views" / VIEW / "train.meta"))
+    systems = reference_predictions(items, majority.get("noun", majority[""]))
+    prefixes = [item.prefix for item in items]
+    for name, path in checkpoints:
+        systems[name] = predict(path, args.data, prefixes)
+    results = {name: accuracy_rows(items, guesses, by_cell) for name, guesses in systems.items()}
+    by_templates = {name: accuracy_rows(items, guesses, by_template)
+                    for name, guesses in systems.items()}
+    summary = seed_summary(results, args.baseline)
+    lines = (markdown_table(results, summary, "condition") + [""]
+             + markdown_table(by_templates, seed_summary(by_templates, None), "template"))
+    report = {
+        "benchmark": "targeted subject-verb agreement (Marvin & Linzen 2018)",
+        "command": " ".join(["bench/agreement_targeted.py", *(argv or sys.argv[1:])]),
+        "machine": machine(), "date": time.strftime("%Y-%m-%d"), "data": str(args.data),
+        "checkpoints": dict(checkpoints),
+        "settings": {"templates": str(args.templates or "built-in"),
+                     "words": str(args.words or "built-in"), "per_cell": args.per_cell,
+                     "seed": args.seed, "min_count": args.min_count,
+                     "capitalize": args.capitalize, "items": str(args.items or "")},
+        "conditions": conditions(templates),
+        "words": {word_class: {"listed": len(words.classes[word_class]),
+                               "kept": len(kept.classes.get(word_class, []))}
+                  for word_class in words.classes},
+        "dropped_as_rare": dropped, "cells": cell_counts(items),
+        "majority_class": majority.get("noun", majority[""]), "chance": CHANCE,
+        "results": results, "templates": by_templates, "summary": summary,
+        "predictions": {name: "".join(guesses) for name, guesses in systems.items()
+                        if name not in ("majority class", "last noun")}}
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return end_report(report, lines, args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,304 @@
+"""Targeted agreement items (fairseq_tree.trees.agreement_templates, agreement_defaults) and
+their scoring
+(bench/agreement_targeted.py): labels right by construction in every built-in condition,
+balanced cells, deterministic draws, filtering by training frequency, user files read and
+malformed ones refused as FILE:LINE, and the scorer's arithmetic on fake predictions."""
+
+import collections
+import json
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.trees import agreement_defaults
+from fairseq_tree.trees import agreement_templates as at
+from fairseq_tree.trees.agreement import PLURAL, SINGULAR
+
+sys.path.insert(0, str(ROOT / "bench"))
+import agreement_targeted  # noqa: E402
+
+BUILT_IN = at.read_templates(agreement_defaults.TEMPLATES, "<built-in templates>")
+WORDS = at.read_words(agreement_defaults.WORDS, "<built-in words>")
+NOUNS = {forms[k]: (SINGULAR, PLURAL)[k] for forms in WORDS.classes["noun"] for k in (0, 1)}
+VERBS = {forms[k]: (SINGULAR, PLURAL)[k] for c in ("tverb", "iverb", "cverb")
+         for forms in WORDS.classes[c] for k in (0, 1)}
+
+
+@pytest.fixture(scope="module")
+def items():
+    return at.generate(BUILT_IN, WORDS, per_cell=40, seed=3)
+
+
+def nouns_of(prefix: str) -> list[str]:
+    """The numbers of the prefix's nouns, in order (the built-in noun forms are unambiguous)."""
+    return [NOUNS[word] for word in prefix.lower().split() if word in NOUNS]
+
+
+def test_every_condition_and_cell_of_the_built_in_templates(items):
+    assert at.conditions(BUILT_IN) == [
+        "simple", "pp", "pp-pp", "subject-relative", "object-relative",
+        "object-relative-no-that", "sentential-complement", "vp-coordination"]
+    cells = collections.Counter(agreement_targeted.by_cell(item) for item in items)
+    assert cells == {at.cell_name(c, a): 40 for c in at.conditions(BUILT_IN) for a in (0, 1)}
+
+
+# Where the subject is among a template's nouns, and where each verb's agreeing noun is.
+SUBJECT_NOUN = {"simple": -1, "simple-fronted": -1, "pp": 0, "pp-pp": 0, "subject-relative": 0,
+                "object-relative": 0, "object-relative-no-that": 0, "sentential-complement": -1,
+                "vp-coordination": 0, "vp-coordination-object": 0}
+VERB_AGREES_WITH = {"subject-relative": 0, "object-relative": 1, "object-relative-no-that": 1,
+                    "sentential-complement": 0, "vp-coordination": 0,
+                    "vp-coordination-object": 0}
+
+
+def test_labels_are_the_subjects_number_and_attractors_the_other(items):
+    for item in items:
+        numbers = nouns_of(item.prefix)
+        assert item.label == numbers[SUBJECT_NOUN[item.template]], item
+        subject = SUBJECT_NOUN[item.template] % len(numbers)
+        others = [n for k, n in enumerate(numbers) if k != subject]
+        assert all((n != item.label) == item.attractor for n in others), item
+        assert item.last_noun == numbers[-1]
+        verbs = [VERBS[w] for w in item.prefix.split() if w in VERBS]
+        if item.template in VERB_AGREES_WITH:
+            assert verbs == [numbers[VERB_AGREES_WITH[item.template]]], item
+        assert item.prefix[0].isupper()
+
+
+def test_a_few_templates_literally():
+    def one(name, label, attractor):
+        template = next(t for t in BUILT_IN if t.name == name)
+        item, = at.template_items(template, label, attractor, 1, WORDS, seed=1, capitalize=False)
+        return item.prefix.split()
+    words = one("object-relative", SINGULAR, True)  # the N that the Ns V-pl
+    assert words[0] == "the" and NOUNS[words[1]] == SINGULAR and words[2:4] == ["that", "the"]
+    assert NOUNS[words[4]] == PLURAL and VERBS[words[5]] == PLURAL and len(words) == 6
+    words = one("sentential-complement", PLURAL, True)  # the N V-sg that the Ns
+    assert NOUNS[words[1]] == SINGULAR and VERBS[words[2]] == SINGULAR
+    assert words[3:5] == ["that", "the"] and NOUNS[words[5]] == PLURAL
+    words = one("vp-coordination", PLURAL, False)  # the Ns V-pl and
+    assert NOUNS[words[1]] == PLURAL and VERBS[words[2]] == PLURAL and words[3:] == ["and"]
+    words = one("simple-fronted", SINGULAR, True)  # PREP the Ns , the N
+    assert words[1:] == ["the", words[2], ",", "the", words[5]]
+    assert (NOUNS[words[2]], NOUNS[words[5]]) == (PLURAL, SINGULAR)
+
+
+def test_cells_are_balanced_and_split_over_their_templates(items):
+    by = collections.Counter((agreement_targeted.by_cell(i), i.template, i.label) for i in items)
+    assert by[("simple", "simple", SINGULAR)] == by[("simple", "simple-fronted", PLURAL)] == 10
+    assert by[("simple + attractor", "simple-fronted", SINGULAR)] == 20
+    assert ("simple + attractor", "simple", SINGULAR) not in by  # no attractor slot
+    assert by[("vp-coordination", "vp-coordination", PLURAL)] == 10
+    for cell, count in collections.Counter(agreement_targeted.by_cell(i) for i in items).items():
+        assert by_label(items, cell) == {SINGULAR: count // 2, PLURAL: count // 2}, cell
+    with pytest.raises(FairseqTreeError, match="give an even number"):
+        at.generate(BUILT_IN, WORDS, per_cell=7)
+
+
+def by_label(items, cell):
+    return collections.Counter(i.label for i in items if agreement_targeted.by_cell(i) == cell)
+
+
+def test_draws_are_deterministic_and_distinct(items):
+    assert at.generate(BUILT_IN, WORDS, per_cell=40, seed=3) == items
+    assert at.generate(BUILT_IN, WORDS, per_cell=40, seed=4) != items
+    # One template's items do not depend on the others'.
+    pp = [t for t in BUILT_IN if t.condition == "pp"]
+    assert at.generate(pp, WORDS, per_cell=40, seed=3) == [i for i in items if i.condition == "pp"]
+    for item in items:  # no noun twice in one item
+        nouns = [w for w in item.prefix.lower().split() if w in NOUNS]
+        assert len({WORDS.classes["noun"].index(next(f for f in WORDS.classes["noun"] if n in f))
+                    for n in nouns}) == len(nouns)
+    pp_items = [i.prefix for i in items if i.template == "pp"]
+    assert len(set(pp_items)) == len(pp_items)  # redrawn: thousands of combinations
+
+
+def test_frequency_filter_keeps_words_whose_every_form_is_common():
+    counts = at.token_counts(["The king of the kings says"] * 5 + ["the prophets", "prophet"] * 4)
+    kept, dropped = at.frequent_words(WORDS, counts, min_count=5)
+    assert kept.classes["noun"] == [("king", "kings")]
+    assert {"prophet": 4, "prophets": 4} in dropped["noun"]
+    assert {"priest": 0, "priests": 0} in dropped["noun"]
+    assert kept.classes["prep"] == [("of",)] and "the" not in str(kept.classes)
+    kept, dropped = at.frequent_words(WORDS, counts, min_count=6)
+    assert kept.classes["noun"] == [] and len(dropped["noun"]) == len(WORDS.classes["noun"])
+    with pytest.raises(FairseqTreeError) as caught:
+        at.generate(BUILT_IN, kept)
+    assert str(caught.value) == ("<built-in templates>:2: every word of class 'noun' was left "
+                                 "out as rare")
+    kept, _ = at.frequent_words(WORDS, at.token_counts(["king kings prophet prophets"] * 10), 10)
+    assert kept.classes["noun"] == [("king", "kings"), ("prophet", "prophets")]
+    pp_pp = [t for t in BUILT_IN if t.name == "pp-pp"]
+    kept, _ = at.frequent_words(WORDS, at.token_counts(["king kings prophet prophets of in"] * 9),
+                                9)
+    with pytest.raises(FairseqTreeError) as caught:
+        at.generate(pp_pp, kept)
+    assert str(caught.value) == ("<built-in templates>:5: 3 slots of class 'noun', but it has 2 "
+                                 "words")
+
+
+def test_a_user_template_and_word_file(tmp_path):
+    words = at.read_words("# mine\nnoun  dog  dogs\nnoun  cat  cats\nverb  barks  bark\n"
+                          "verb  howls  howl\nadv  loudly\nprep  next_to\n", "words.txt")
+    templates = at.read_templates(
+        "\n# a comment\nnear  near-1  the {subj} {prep} the {attr}\n"
+        "loud  loud-1  the {noun:subj} {verb:subj} {adv} and {verb:pl}\n", "templates.txt")
+    items = at.generate(templates, words, per_cell=4, seed=1, capitalize=False)
+    assert {i.prefix for i in items if i.condition == "near" and i.attractor} == {
+        "the dog next to the cats", "the cat next to the dogs",
+        "the dogs next to the cat", "the cats next to the dog"}
+    loud = [i for i in items if i.condition == "loud"]
+    assert len(loud) == 4 and not any(i.attractor for i in loud)  # no :attr slot: one cell
+    assert {i.prefix for i in loud if i.label == PLURAL} <= {  # two verbs, distinct
+        f"the {n} {a} loudly and {b}" for n in ("dogs", "cats")
+        for a, b in (("bark", "howl"), ("howl", "bark"))}
+    assert {i.prefix.split()[2] for i in loud if i.label == SINGULAR} <= {"barks", "howls"}
+
+
+@pytest.mark.parametrize("text, error", [
+    ("noun king\nnoun man men\n", "words.txt:2: 2 forms, but class 'noun' has 1 (words.txt:1)"),
+    ("noun king kings\n\nnoun king kings\n",
+     "words.txt:3: 'king kings' is already in class 'noun' (words.txt:1)"),
+    ("noun a b c\n", "words.txt:1: 4 fields, expected CLASS SINGULAR PLURAL or CLASS WORD"),
+    ("subj king kings\n", "words.txt:1: 'subj' is a slot's shorthand, not a class"),
+])
+def test_a_malformed_word_file_is_refused_at_its_line(text, error):
+    with pytest.raises(FairseqTreeError) as caught:
+        at.read_words(text, "words.txt")
+    assert str(caught.value) == error
+
+
+@pytest.mark.parametrize("text, error", [
+    ("pp pp-1\n", "t.txt:1: 2 fields, expected CONDITION TEMPLATE-ID PATTERN..."),
+    ("pp a the {subj}\n# c\npp a the {attr}\n", "t.txt:3: template id 'a' is already used "
+                                                 "(t.txt:1)"),
+    ("pp a the {noun:who}\n", "t.txt:1: slot {noun:who}: expected {CLASS} or {CLASS:ROLE} with "
+                              "ROLE one of subj, attr, sg, pl"),
+    ("pp a the {subj}s\n", "t.txt:1: '{subj}s': a slot is a whole word, {CLASS} or "
+                           "{CLASS:ROLE}"),
+    ("pp a the {attr} of the king\n", "t.txt:1: no subject slot ({subj} or {CLASS:subj}): the "
+                                      "label is the subject's number"),
+])
+def test_a_malformed_template_file_is_refused_at_its_line(text, error):
+    with pytest.raises(FairseqTreeError) as caught:
+        at.read_templates(text, "t.txt")
+    assert str(caught.value) == error
+
+
+@pytest.mark.parametrize("pattern, error", [
+    ("the {subj} {adverb}", "t.txt:1: no word list of class 'adverb' (the lists have cverb, "
+                            "fronted, iverb, noun, prep, tverb)"),
+    ("the {subj} {tverb}", "t.txt:1: {tverb}: class 'tverb' is inflected: give {CLASS:ROLE}"),
+    ("the {subj} {prep:subj}", "t.txt:1: {prep:subj}: class 'prep' is uninflected: give "
+                               "{CLASS}"),
+])
+def test_templates_are_checked_against_the_word_lists(pattern, error):
+    templates = at.read_templates(f"c t-1 {pattern}\n", "t.txt")
+    with pytest.raises(FairseqTreeError) as caught:
+        at.generate(templates, WORDS, per_cell=2)
+    assert str(caught.value) == error
+
+
+def test_items_file_format(items):
+    lines = at.format_items(items[:2]).splitlines()
+    assert lines[0] == "prefix\tlabel\tcondition\tattractor\ttemplate\tlast_noun"
+    assert lines[1].split("\t")[1:] == [items[0].label, "simple", "no", "simple",
+                                        items[0].last_noun]
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring (bench/agreement_targeted.py), on fake predictions
+
+
+def item(condition, attractor, label, template=None):
+    return at.Item("x", label, condition, attractor, template or condition, label)
+
+
+def test_accuracy_per_cell_and_template():
+    items = [item("pp", False, "0"), item("pp", False, "1"), item("pp", True, "0"),
+             item("pp", True, "1"), item("pp", True, "1", "pp-2")]
+    rows = agreement_targeted.accuracy_rows(items, ["0", "0", "1", "1", "1"],
+                                            agreement_targeted.by_cell)
+    assert rows == {"pp": {"accuracy": 50.0, "count": 2},
+                    "pp + attractor": {"accuracy": 66.67, "count": 3}}
+    rows = agreement_targeted.accuracy_rows(items, ["0", "0", "1", "1", "1"],
+                                            agreement_targeted.by_template)
+    assert rows["pp + attractor"] == {"accuracy": 50.0, "count": 2}
+    assert rows["pp-2 + attractor"] == {"accuracy": 100.0, "count": 1}
+
+
+def fake_recipe(folder, train_tok: list[str], labels: list[str]):
+    (folder / "text").mkdir(parents=True)
+    (folder / "text" / "train.tok").write_text("\n".join(train_tok) + "\n")
+    views = folder / "views" / "agreement"
+    views.mkdir(parents=True)
+    (views / "train.label").write_text("".join(f"{label}\n" for label in labels))
+    (views / "train.meta").write_text("".join(
+        f"bible.db:4 1 1:{k}\tnoun\t0\t1\t1\tis\t-\n" for k in range(len(labels))))
+    (folder / "data-bin").mkdir()
+    return folder
+
+
+def test_the_command_scores_seeds_on_fake_predictions(tmp_path, capsys):
+    data = fake_recipe(tmp_path / "agreement", ["the king kings prophet prophets of with"] * 3
+                       + ["the son sons"], ["0", "0", "1"])
+    (tmp_path / "t.txt").write_text("pp pp the {subj} {prep} the {attr}\n"
+                                    "simple simple the {subj}\n")
+    (tmp_path / "w.txt").write_text("noun king kings\nnoun prophet prophets\nnoun son sons\n"
+                                    "prep of\nprep with\n")
+    # Model a: always right (seed 1), right except in attractor cells (seed 2); b: always "0".
+    def predict(checkpoint, folder, prefixes):
+        assert folder == data and len(prefixes) == 12
+        labels = [line.split("\t")[1] for line in
+                  (tmp_path / "items.tsv").read_text().splitlines()[1:]]
+        if checkpoint == "a1":
+            return labels
+        if checkpoint == "a2":
+            return [label if " of " not in p and " with " not in p or label == "0" else "0"
+                    for label, p in zip(labels, prefixes)]
+        return ["0"] * len(prefixes)
+    report = agreement_targeted.main(
+        ["--data", str(tmp_path), "--templates", str(tmp_path / "t.txt"), "--words",
+         str(tmp_path / "w.txt"), "--per-cell", "4", "--min-count", "3",
+         "--checkpoint", "a:1=a1", "--checkpoint", "a:2=a2", "--checkpoint", "b=b",
+         "--items", str(tmp_path / "items.tsv"), "--json", str(tmp_path / "r.json"),
+         "--markdown", str(tmp_path / "r.md")], predict=predict)
+    assert json.loads((tmp_path / "r.json").read_text()) == report
+    assert report["dropped_as_rare"] == {"noun": [{"son": 1, "sons": 1}]}
+    assert report["words"]["noun"] == {"listed": 3, "kept": 2}
+    assert report["majority_class"] == "0"
+    assert list(report["results"]["a:1"]) == ["pp", "pp + attractor", "simple"]
+    assert report["results"]["a:2"]["pp + attractor"] == {"accuracy": 50.0, "count": 4}
+    assert report["results"]["b"]["simple"] == {"accuracy": 50.0, "count": 4}
+    assert report["results"]["last noun"]["pp + attractor"]["accuracy"] == 0.0
+    assert report["results"]["last noun"]["pp"]["accuracy"] == 100.0
+    cell = report["summary"]["a"]["pp + attractor"]
+    assert (cell["accuracies"], cell["mean"], cell["sd"]) == ([100.0, 50.0], 75.0, 35.36)
+    assert report["cells"]["pp"] == {"items": 4, "singular": 2, "plural": 2, "distinct": 4}
+    table = (tmp_path / "r.md").read_text().splitlines()
+    assert table[0] == ("| condition | items | chance | majority class | last noun | b | "
+                        "a (2 seeds) |")
+    assert table[3] == "| pp + attractor | 4 | 50.00 | 50.00 | 0.00 | 50.00 | 75.00 ± 35.36 |"
+    out = capsys.readouterr().out
+    assert "noun: fewer than 3 in text/train.tok, left out: son 1 / sons 1" in out
+    items = (tmp_path / "items.tsv").read_text().splitlines()
+    assert len(items) == 13 and items[0].startswith("prefix\tlabel")
+
+
+def test_a_malformed_user_file_ends_the_command_in_one_line(tmp_path):
+    data = fake_recipe(tmp_path / "agreement", ["the king kings"], ["0"])
+    (tmp_path / "t.txt").write_text("# header\npp pp the {subj} {prep the {attr}\n")
+    with pytest.raises(SystemExit) as caught:
+        agreement_targeted.main(["--data", str(data), "--templates", str(tmp_path / "t.txt")])
+    assert str(caught.value) == (f"agreement_targeted.py: error: {tmp_path / 't.txt'}:2: "
+                                 "'{prep': a slot is a whole word, {CLASS} or {CLASS:ROLE}")
+
+
+def test_write_defaults_round_trips(tmp_path):
+    agreement_targeted.main(["--write-defaults", str(tmp_path)])
+    assert at.read_templates((tmp_path / "templates.txt").read_text(),
+                             "<built-in templates>") == BUILT_IN
+    assert at.read_words((tmp_path / "words.txt").read_text()).classes == WORDS.classes
