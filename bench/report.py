@@ -2,9 +2,12 @@
 JSON, reading it back to resume a run, and the seed-level paired t-test of the results tables.
 
     python bench/report.py bench/results/induced-translation.json bench/results/bible-seeds.json
+    python bench/report.py --holm --skip-column "attractors 4+" bench/results/agreement-spacy-test.json
 
 prints that test for every system of a results JSON against its baseline (the induced-tree
-tree2seq of each direction, or the first model of a seed benchmark).
+tree2seq of each direction, the first model of a seed benchmark, or, in bench/agreement.py's
+reports, the baseline of each row); ``--holm`` adds Holm's adjusted p-value over the tests of
+each JSON, the correction for running them all.
 """
 
 import argparse
@@ -123,9 +126,39 @@ def seed_t_tests(rows: list[dict], system, baseline, score: str = "sacrebleu") -
     return tests
 
 
-def report_t_tests(report: dict) -> list[dict]:
+def holm(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: the k-th smallest p times
+    (m - k + 1), never below the one before it, at most 1. A test is significant at level a
+    over all m when its adjusted p is below a."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted, running = [1.0] * len(p_values), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def agreement_t_tests(report: dict, skip=()) -> list[dict]:
+    """The tests that bench/agreement.py stored in its seed summary: each model's row (column)
+    against the baseline named by its ``vs ...`` key, per split."""
+    tests = []
+    for split, models in report["summary"].items():
+        for model, columns in models.items():
+            for column, row in columns.items():
+                for key, test in row.items():
+                    if key.startswith("vs ") and test and column not in skip:
+                        tests.append({"column": column, "split": split, "system": model,
+                                      "baseline": key[3:], "seed_list": row["seeds"],
+                                      **{k: v for k, v in test.items() if k != "seeds"}})
+    return tests
+
+
+def report_t_tests(report: dict, skip=()) -> list[dict]:
     """The seed-level tests of a results JSON: bench/induced_translation.py's (per direction,
-    against the induced-tree tree2seq) or bench/seeds.py's (against its first model)."""
+    against the induced-tree tree2seq), bench/seeds.py's (against its first model) or
+    bench/agreement.py's (stored in it; columns in ``skip`` left out)."""
+    if isinstance(report.get("summary"), dict):  # bench/agreement.py
+        return agreement_t_tests(report, skip)
     if "runs" in report:  # bench/seeds.py
         first = report["summary"][0]["model"]
         return seed_t_tests(report["runs"], lambda r: r["model"], first)
@@ -140,23 +173,36 @@ def report_t_tests(report: dict) -> list[dict]:
 
 
 def t_test_line(test: dict) -> str:
-    where = f"{test['direction']}: " if "direction" in test else ""
+    where = "".join(f"{test[key]}: " for key in ("direction", "column") if key in test)
+    t = "inf" if test["t"] is not None and math.isinf(test["t"]) else f"{test['t']:.3f}"
     return (f"{where}{test['system']} - {test['baseline']}, seeds "
             f"{','.join(map(str, test['seed_list']))}: "
             + " ".join(f"{d:+.2f}" for d in test["differences"])
-            + f", mean {test['mean_difference']:+.2f}, t = {test['t']:.3f}, df {test['df']}, "
-            f"p = {test['p_value']:.3f}")
+            + f", mean {test['mean_difference']:+.2f}, t = {t}, df {test['df']}, "
+            f"p = {test['p_value']:.3f}"
+            + (f", Holm p = {test['holm_p_value']:.3f}" if "holm_p_value" in test else ""))
 
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description="the seed-level paired t-test of a results "
-                                     "JSON (bench/induced_translation.py's or bench/seeds.py's)")
+                                     "JSON (bench/induced_translation.py's, bench/seeds.py's "
+                                     "or bench/agreement.py's)")
     parser.add_argument("json", nargs="+")
+    parser.add_argument("--holm", action="store_true",
+                        help="add Holm's adjusted p-value over the tests of each JSON")
+    parser.add_argument("--skip-column", action="append", default=[], metavar="COLUMN",
+                        help="bench/agreement.py's reports: leave this column out (repeatable)")
+    args = parser.parse_args(argv)
     tests = []
-    for path in parser.parse_args(argv).json:
+    for path in args.json:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
-        mine = report_t_tests(report)
-        print(f"{path}\n" + "\n".join(f"  {t_test_line(test)}" for test in mine))
+        mine = [test for test in report_t_tests(report, args.skip_column)
+                if test["p_value"] is not None]
+        if args.holm:
+            for test, adjusted in zip(mine, holm([test["p_value"] for test in mine])):
+                test["holm_p_value"] = adjusted
+        print(f"{path} ({len(mine)} tests)\n"
+              + "\n".join(f"  {t_test_line(test)}" for test in mine))
         tests += mine
     return tests
 

@@ -1,6 +1,7 @@
 """The offline sentiment benchmark: tree_classifier_tiny against fairseq's roberta of the same
 size, same budget, several seeds, on the Rotten Tomatoes snippets in five and two classes
-(data-prep/prepare-rt-snippets.sh), plus the -HierEmb / -SubMask ablations.
+(data-prep/prepare-rt-snippets.sh), plus the -HierEmb / -SubMask ablations; with --tasks, any
+classification config (e.g. ``agreement``), the report's title naming the tasks run.
 
     bash data-prep/prepare-rt-snippets.sh
     python bench/sentiment.py --json bench/results/sentiment.json
@@ -26,6 +27,10 @@ import compare  # noqa: E402
 from report import end_report, machine  # noqa: E402
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
+# What each config of --tasks is, for the report's title; another config is named by its file.
+TASK_TITLES = {"rt-snippets-5": "Rotten Tomatoes snippets, 5 classes",
+               "rt-snippets-2": "Rotten Tomatoes snippets, 2 classes",
+               "agreement": "subject-verb agreement from the English Bibles"}
 
 
 def run(task: str, model: str, seed: int, env: dict, extras: list[str]) -> dict:
@@ -49,6 +54,15 @@ def best_validation(curve: list) -> dict:
     best = max(reversed(curve), key=lambda point: point[2])  # max() keeps the first it sees
     return {"best_valid_epoch": best[0], "best_valid_update": best[1],
             "valid_curve": [list(point) for point in curve]}
+
+
+def benchmark_title(runs: list[dict]) -> str:
+    """The report's title: the tasks, models and seeds of its runs, as they were run."""
+    tasks = "; ".join(f"{TASK_TITLES.get(task, task)} (configs/{task}.yaml)"
+                      for task in dict.fromkeys(r["task"] for r in runs)) or "no runs"
+    models = " vs ".join(dict.fromkeys(r["model"] for r in runs))
+    seeds = ", ".join(str(seed) for seed in sorted({r["seed"] for r in runs}))
+    return f"{tasks}: {models or 'no model'}; seeds {seeds or 'none'}"
 
 
 def mean_sd(values: list[float]) -> tuple[float, float | None]:
@@ -134,8 +148,7 @@ def main(argv=None) -> dict:
                    "CONFIG_DIR": str(Path(args.config_dir).resolve())}
             runs += [run(task, model, seed, env, args.extra) for model in models]
     rows = summary(runs)
-    report = {"benchmark": "Rotten Tomatoes snippets (5 and 2 classes): tree_classifier_tiny vs "
-                           "roberta of the same size, same budget, several seeds",
+    report = {"benchmark": benchmark_title(runs),
               "command": " ".join(["bench/sentiment.py", *(argv if argv is not None
                                                             else sys.argv[1:])]),
               "machine": machine(),

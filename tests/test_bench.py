@@ -251,6 +251,21 @@ def test_sentiment_summary_is_mean_and_sample_sd():
     assert sentiment.table([tree, base])[1].split()[4:7] == ["52.00", "±", "2.83"]
 
 
+def test_sentiment_report_is_titled_by_the_tasks_it_ran():
+    import sentiment  # noqa: E402
+
+    runs = [{"task": "agreement", "model": m, "seed": s} for m in ("tree_classifier", "roberta")
+            for s in (2, 1)]
+    title = sentiment.benchmark_title(runs)
+    assert title == ("subject-verb agreement from the English Bibles (configs/agreement.yaml): "
+                     "tree_classifier vs roberta; seeds 1, 2")
+    assert "Rotten Tomatoes" not in title
+    snippets = [{"task": t, "model": "roberta", "seed": 1} for t in sentiment.TASKS]
+    assert sentiment.benchmark_title(snippets).startswith(
+        "Rotten Tomatoes snippets, 5 classes (configs/rt-snippets-5.yaml); Rotten Tomatoes "
+        "snippets, 2 classes (configs/rt-snippets-2.yaml): roberta")
+
+
 def test_sentiment_best_validation_is_the_checkpoint_fairseq_keeps():
     import sentiment  # noqa: E402
     # fairseq keeps checkpoint_best.pt on a score >= the best so far: of equal (logged,

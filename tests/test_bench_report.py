@@ -1,5 +1,6 @@
 """bench/report.py's seed-level paired t-test (the "t-test p" of bench/RESULTS.md's tables)
-against a computation by hand and against Student's t tables."""
+against a computation by hand and against Student's t tables, and Holm's correction over the
+tests of a report."""
 
 import json
 import math
@@ -81,3 +82,20 @@ def test_report_prints_the_tests_of_both_result_layouts(tmp_path, capsys):
         assert test["p_value"] == pytest.approx(expected["p_value"])
     printed = capsys.readouterr().out
     assert printed.count("+0.41 +0.19 +0.96, mean +0.52, t = 2.271, df 2, p = 0.151") == 2
+
+
+def test_holm_adjusts_the_p_values_of_an_agreement_report(tmp_path, capsys):
+    assert report.holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    test = lambda p: {"seeds": 3, "differences": [1.0, 2.0, 3.0], "mean_difference": 2.0,
+                      "sd": 1.0, "t": 3.46, "df": 2, "p_value": p}
+    row = lambda p: {"seeds": [1, 2, 3], "mean": 50.0, "vs roberta": test(p)}
+    summary = {"test": {"tree": {"all": row(0.01), "attractors 1": row(0.02),
+                                 "attractors 4+": row(0.0)},
+                        "roberta": {"all": {"seeds": [1, 2, 3], "mean": 49.0}}}}
+    path = tmp_path / "agreement.json"
+    path.write_text(json.dumps({"summary": summary}))
+    tests = report.main(["--holm", "--skip-column", "attractors 4+", str(path)])
+    assert [(t["column"], t["system"], t["baseline"], t["holm_p_value"]) for t in tests] == [
+        ("all", "tree", "roberta", pytest.approx(0.02)),
+        ("attractors 1", "tree", "roberta", pytest.approx(0.02))]
+    assert "(2 tests)" in capsys.readouterr().out

@@ -287,6 +287,19 @@ def test_roberta_baseline_on_the_leaves(sst, tmp_path):
     assert re.search(r"valid on 'test' subset .*\| accuracy [\d.]+", proc.stdout + proc.stderr)
 
 
+def test_a_tree_classifier_given_the_leaves_only_is_refused(sst):
+    """--tree-input leaves-only gives a model no trees: the task says so when it builds a tree
+    classifier, and points to roberta, not to another task."""
+    task, cfg = load_task(sst / "bin", "--tree-input", "leaves-only", "--arch",
+                          "tree_classifier_tiny", "--criterion", "sentence_prediction")
+    with pytest.raises(FairseqTreeError) as error:
+        task.build_model(cfg.model)
+    assert str(error.value) == (
+        "tree_classification: error: --arch tree_classifier_tiny reads trees, and --tree-input "
+        "leaves-only gives it the leaves alone: use --tree-input tree with it, or train a "
+        "sequence classifier on the leaves (fairseq's roberta: --arch roberta --init-token 0)")
+
+
 def float64_classifier(data: Path, *extra):
     task, cfg = load_task(data, "--arch", "tree_classifier_tiny", "--dropout", "0",
                           "--criterion", "sentence_prediction", *extra)

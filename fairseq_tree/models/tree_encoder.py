@@ -68,8 +68,10 @@ class TreeEncoder(TransformerEncoderBase):
         """
         if src_node_labels is None or src_node_spans is None:
             raise FairseqTreeError(
-                "the tree2seq encoder reads source trees but the batch has no src_node_labels / "
-                "src_node_spans: use --task tree_translation with --tree-input tree"
+                "the tree encoder (tree2seq, tree_classifier) reads trees but the batch has no "
+                "src_node_labels / src_node_spans: give it trees (--task tree_translation or "
+                "tree_classification with --tree-input tree); for the leaves alone, train a "
+                "sequence model with --tree-input leaves-only (fairseq's transformer or roberta)"
             )
         leaf_padding = src_tokens.eq(self.padding_idx)
         tree = SourceTree.from_batch(leaf_padding, src_node_spans)

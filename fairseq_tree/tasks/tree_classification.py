@@ -388,6 +388,11 @@ class TreeClassificationTask(SentencePredictionTask):
             task_error(f"{self.model_name} reads token sequences, not trees: use a tree "
                        "classifier (tree_classifier, tree_classifier_tiny), or --tree-input "
                        "leaves-only")
+        if not self.reads_trees and getattr(model, "reads_trees", False):
+            task_error(f"{self.model_name} reads trees, and --tree-input {self.cfg.tree_input} "
+                       "gives it the leaves alone: use --tree-input tree with it, or train a "
+                       "sequence classifier on the leaves (fairseq's roberta: --arch roberta "
+                       "--init-token 0)")
         if self.reads_trees:
             self.cfg.leaf_annotations = format_annotations(model.leaf_annotations())
             if self.sentence_pairs:
