@@ -10,17 +10,16 @@ import contextlib
 import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
-from classification_corpora import Example, cut_document
+from classification_corpora import Example
 from corpora import Pair
 
 from fairseq_tree.cli.console import CliError, batched, open_output
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.parsing.base import tree_problem
 from fairseq_tree.parsing import moses as package_moses
-from fairseq_tree.parsing.moses import moses_tokenize
+from fairseq_tree.parsing.raw_text import document_sentences
 
 CHUNK = 2000  # pairs per task sent to a tokenizer process
 
@@ -186,25 +185,12 @@ def check_leaves(tree: str, text: str, where_tree: str, where_text: str):
 # Classification examples: documents of sentences (prepare_classification.py)
 
 
-@lru_cache(maxsize=None)
-def sentence_splitter():
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
 def tokenized(example: Example, split_sentences: bool, max_words: int) -> tuple[Example, bool]:
     """The example with Moses-tokenized sentences (with ``split_sentences`` its texts are
     paragraphs, split into sentences by pysbd first), empty ones dropped, cut to
-    ``max_words`` words (0: not cut); and whether it was cut."""
-    texts = example.sentences
-    if split_sentences:
-        texts = [s for text in texts for s in sentence_splitter().segment(text)]
-    sentences = [" ".join(moses_tokenize(text, "en", normalize=True)) for text in texts]
-    sentences = [s for s in sentences if s]
-    cut = False
-    if max_words:
-        sentences, cut = cut_document(sentences, max_words)
+    ``max_words`` words (0: not cut); and whether it was cut. The package's
+    ``document_sentences``: what inference repeats on raw text."""
+    sentences, cut = document_sentences(example.sentences, split_sentences, max_words)
     return Example(example.where, sentences, example.label), cut
 
 

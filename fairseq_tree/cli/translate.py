@@ -29,11 +29,12 @@ from fairseq_tree.cli.console import (
     open_output,
     run_console,
 )
-from fairseq_tree.cli.parse import add_backend_args, add_tokenize_args, backend_options
+from fairseq_tree.cli.parse import add_tokenize_args
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.data.recipe import TranslationRecipe
-from fairseq_tree.hub import TranslationInputError, with_recipe
+from fairseq_tree.data.recipe import TranslationRecipe, with_recipe
+from fairseq_tree.hub import TranslationInputError
 from fairseq_tree.parsing import ParserUnavailable
+from fairseq_tree.parsing.options import add_backend_args, backend_options
 
 
 def get_parser() -> argparse.ArgumentParser:

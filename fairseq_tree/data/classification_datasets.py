@@ -1,9 +1,19 @@
 """Dataset pieces of tree classification: node spans and per-unit class targets, collated to the
-shapes the tree encoder's output has (see ``tree_classification``)."""
+shapes the tree encoder's output has (see ``tree_classification``), and in-memory examples read
+as the binarized ones are (inference)."""
+
+from typing import List, Optional
 
 import numpy as np
 import torch
-from fairseq.data import BaseWrapperDataset, SortDataset, data_utils
+from fairseq.data import (
+    BaseWrapperDataset,
+    ConcatSentencesDataset,
+    PrependTokenDataset,
+    SortDataset,
+    data_utils,
+)
+from fairseq.data.list_dataset import ListDataset
 
 from fairseq_tree.data.complete_batches import KeepsLastBatch
 
@@ -63,3 +73,26 @@ class LeafHeadsDataset(BaseWrapperDataset):
 
     def collater(self, samples):
         return data_utils.collate_tokens(samples, pad_idx=-1)
+
+
+def in_memory(items: List[torch.Tensor]) -> ListDataset:
+    """In-memory items as a dataset with sizes, as an indexed dataset gives them."""
+    return ListDataset(items, np.array([len(item) for item in items], dtype=np.int64))
+
+
+def sentence_prediction_tokens(input0: List[torch.Tensor],
+                               input1: Optional[List[torch.Tensor]] = None,
+                               init_token: Optional[int] = None,
+                               separator_token: Optional[int] = None):
+    """What fairseq's ``SentencePredictionTask.load_dataset`` reads of in-memory leaves
+    (``--tree-input leaves-only`` inference): ``init_token`` before input0, ``separator_token``
+    before input1, the two concatenated."""
+    src_tokens = in_memory(input0)
+    if init_token is not None:
+        src_tokens = PrependTokenDataset(src_tokens, init_token)
+    if input1 is None:
+        return src_tokens
+    second = in_memory(input1)
+    if separator_token is not None:
+        second = PrependTokenDataset(second, separator_token)
+    return ConcatSentencesDataset(src_tokens, second)

@@ -48,11 +48,14 @@ class NodeTargets:
         """The model's input tree (labels replaced, tags dropped) and the n + m unit targets."""
         targets = [self.class_of(tag) for tag in tree.tags]
         targets += [self.class_of(node.label) for node in tree.nodes]
-        hidden = NormalTree(
-            list(tree.leaves), [None] * len(tree.leaves),
-            [Node(NODE_INPUT_LABEL, node.start, node.end) for node in tree.nodes],
-        )
-        return hidden, targets
+        return input_structure(tree), targets
+
+
+def input_structure(tree: NormalTree) -> NormalTree:
+    """The model's input tree when labels are targets: its leaves and nodes, every node labelled
+    ``NODE_INPUT_LABEL``, no tags (what inference gives a model trained on node targets)."""
+    return NormalTree(list(tree.leaves), [None] * len(tree.leaves),
+                      [Node(NODE_INPUT_LABEL, node.start, node.end) for node in tree.nodes])
 
 
 def load_node_targets(path: str, no_target: Optional[str] = None) -> NodeTargets:

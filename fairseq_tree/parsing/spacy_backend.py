@@ -54,6 +54,17 @@ def load_pipeline(model: str, lang: str, components: tuple[str, ...] = NEEDED_CO
     return nlp
 
 
+def spacy_tokenizer(model: str, lang: str):
+    """line -> the words of ``model``'s own tokenizer, as the agreement recipe takes them from
+    its parse of a verse (``sentence_words``: the token texts, which the recipe joins by spaces
+    and its parser splits again, so whitespace tokens vanish); the pipeline is checked as
+    ``load_pipeline`` checks it, and only its tokenizer runs."""
+    if not model:
+        raise ParserUnavailable("tokenizing with spaCy needs a pipeline (--spacy-model NAME)")
+    tokenizer = load_pipeline(model, lang, components=()).tokenizer
+    return lambda line: " ".join(token.text for token in tokenizer(line)).split()
+
+
 def preterminal(token) -> str:
     """The token's fine-grained tag (PTB's for English, UPOS for French), else its UPOS."""
     return (token.tag_ or token.pos_ or "X").translate(TAG_ESCAPES)

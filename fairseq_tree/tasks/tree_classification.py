@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 import numpy as np
+import torch
 from fairseq.data import (
     ConcatSentencesDataset,
     Dictionary,
@@ -52,12 +53,17 @@ from fairseq_tree.data.classification_datasets import (
     LeafHeadsDataset,
     PaddedSpansDataset,
     UnitTargetsDataset,
+    in_memory,
+    sentence_prediction_tokens,
 )
 from fairseq_tree.data.label_dictionary import class_symbols
+from fairseq_tree.data.node_targets import input_structure
 from fairseq_tree.data.score_targets import read_distributions
+from fairseq_tree.data.tree_encoding import encode_tree
 from fairseq_tree.data.tree_files import (
     HEADS,
     LABELS,
+    LEAVES,
     NODE_TARGETS,
     SPANS,
     TAGS,
@@ -66,6 +72,7 @@ from fairseq_tree.data.tree_files import (
     tree_file,
 )
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.trees.normal_form import NormalTree
 
 logger = logging.getLogger(__name__)
 
@@ -399,6 +406,53 @@ class TreeClassificationTask(SentencePredictionTask):
                 model.register_classification_head(self.cfg.classification_head_name,
                                                    self.cfg.num_classes, sentence_pair=True)
         return model
+
+    # ------------------------------------------------------------------------------ inference
+
+    def inference_input(self, tree: NormalTree, heads: Optional[List[int]] = None) -> Dict:
+        """One input tree (its leaves the model's pieces: BPE applied) as the items
+        ``load_tree_input`` reads of a binarized one: leaves (EOS last), labels, spans (2m,
+        flat), and the per-leaf data the model reads: POS tags (where the model needs them or
+        its data has them) and ``heads`` (one per leaf, 0-based, -1 at the root)."""
+        if self.cfg.node_targets:
+            tree = input_structure(tree)  # the labels were targets: the model saw none
+        encoded = encode_tree(tree, self.source_dictionary)
+        item = {LEAVES: encoded.leaves, LABELS: encoded.labels, SPANS: encoded.spans.view(-1)}
+        annotations = self.leaf_annotations
+        if annotations.get(TAGS) or TAGS in annotations and self.binarized_with(TAGS):
+            item[TAGS] = encoded.tags
+        if heads is not None and HEADS in annotations:
+            item[HEADS] = torch.tensor(heads, dtype=torch.long)
+        elif annotations.get(HEADS):
+            task_error(f"{self.model_name} reads the leaves' dependency heads: none given")
+        return item
+
+    def binarized_with(self, annotation: str) -> bool:
+        """Whether the training trees were binarized with ``annotation`` (tags, heads): what
+        the model read when it was trained."""
+        return os.path.exists(tree_file(os.path.join(self.cfg.data, "input0", "train"),
+                                        annotation) + ".idx")
+
+    def inference_dataset(self, examples: List[List[Dict]]) -> NestedDictionaryDataset:
+        """``load_dataset``'s batches of in-memory examples, in order and without targets: each
+        example its ``inference_input``s (two for sentence pairs)."""
+        sides = [list(side) for side in zip(*examples)]
+        if not self.reads_trees:
+            src_tokens = sentence_prediction_tokens(
+                *[[item[LEAVES] for item in side] for side in sides],
+                init_token=self.cfg.init_token, separator_token=self.cfg.separator_token)
+            net_input = {"src_tokens": RightPadDataset(src_tokens, self.source_dictionary.pad()),
+                         "src_lengths": NumelDataset(src_tokens, reduce=False)}
+            sizes = src_tokens.sizes
+        else:
+            trees = [{kind: in_memory([item[kind] for item in side]) for kind in side[0]}
+                     for side in sides]
+            net_input = self.tree_net_input(trees[0])
+            if len(trees) > 1:
+                net_input["input1"] = self.tree_net_input(trees[1])
+            sizes = sum(tree[LEAVES].sizes + tree[LABELS].sizes for tree in trees)
+        return NestedDictionaryDataset({"id": IdDataset(), "net_input": net_input},
+                                       sizes=[sizes])
 
 
 def parse_score(line: str, path: str, lineno: int) -> List[float]:

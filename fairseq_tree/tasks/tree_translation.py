@@ -5,7 +5,7 @@ import logging
 import os
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 from fairseq import utils
@@ -26,7 +26,7 @@ from fairseq_tree.data.tree_files import TREE_PARTS, tree_file
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import TreeSyntaxError
-from fairseq_tree.trees.normal_form import parse_tree
+from fairseq_tree.trees.normal_form import NormalTree, parse_tree
 from fairseq_tree.trees.subwords import split_words
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,17 @@ class InputTreeError(ValueError):
     def __init__(self, index: int, reason: str):
         self.index, self.reason = index, reason
         super().__init__(f"input {index}: {reason}")
+
+
+def read_input_tree(line: str, index: int,
+                    encode_fn: Optional[Callable[[str], str]] = None) -> NormalTree:
+    """One bracketed inference input (the ``index``-th), ``encode_fn`` (a word -> its pieces
+    joined by spaces: BPE) applied to each leaf; ``InputTreeError`` when it is no tree."""
+    try:
+        tree = parse_tree(line)
+    except TreeSyntaxError as err:
+        raise InputTreeError(index, f"malformed tree: {err}") from None
+    return split_words(tree, lambda word: encode_fn(word).split()) if encode_fn else tree
 
 
 @register_task("tree_translation", dataclass=TreeTranslationConfig)
@@ -195,11 +206,7 @@ class TreeTranslationTask(TranslationTask):
         self._inference_trees.clear()
         tokens = []
         for index, line in enumerate(lines):
-            try:
-                tree = parse_tree(line)
-            except TreeSyntaxError as err:
-                raise InputTreeError(index, f"malformed tree: {err}") from None
-            tree = split_words(tree, lambda word: encode_fn(word).split())
+            tree = read_input_tree(line, index, encode_fn)
             encoded = encode_tree(tree, self.source_dictionary)
             if self.cfg.tree_input == "linearized":
                 tokens.append(linearize(encoded.leaves, encoded.labels, encoded.spans,
