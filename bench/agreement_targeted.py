@@ -24,10 +24,18 @@ training examples with noun subjects, and "last noun" (Linzen et al.'s heuristic
 the last noun of the prefix, known from its template). Name checkpoints ``MODEL:SEED`` for each
 model's mean ± sd over its seeds (``bench/agreement.py``'s ``seed_summary``; with ``--baseline
 MODEL`` the paired t-tests against it).
+
+Where a model is below chance, what it read: ``--predictions`` writes each item with the tree
+the hub parsed it into (before BPE) and each model's class and probability of plural, and the
+report's ``tree_shapes`` gives, per template and cell, the commonest shapes of those trees
+(labels and tags kept, words as ``_``): a parse that puts the attractor where the subject
+belongs shows there.
 """
 
 import argparse
+import collections
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -44,7 +52,9 @@ from report import end_report, machine  # noqa: E402
 
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
 from fairseq_tree.trees import agreement_defaults  # noqa: E402
+from fairseq_tree.trees.agreement import PLURAL, SINGULAR  # noqa: E402
 from fairseq_tree.trees.agreement_templates import (  # noqa: E402
+    ITEM_COLUMNS,
     Item,
     cell_name,
     conditions,
@@ -91,7 +101,7 @@ def cell_counts(items: list[Item]) -> dict:
         cell = counts.setdefault(by_cell(item), {"items": 0, "singular": 0, "plural": 0,
                                                   "distinct": set()})
         cell["items"] += 1
-        cell["singular" if item.label == "0" else "plural"] += 1
+        cell["singular" if item.label == SINGULAR else "plural"] += 1
         cell["distinct"].add(item.prefix)
     return {row: {**cell, "distinct": len(cell["distinct"])} for row, cell in counts.items()}
 
@@ -111,10 +121,9 @@ def markdown_table(results: dict, summary: dict, first: str) -> list[str]:
     models = [name for name in single if name not in references]
     rows = list(next(iter(results.values())))
     seeds = {model: len(next(iter(cells.values()))["seeds"]) for model, cells in summary.items()}
-    lines = [f"| {first} | items | chance | " + " | ".join(references + models) + " | " +
-             " | ".join(f"{m} ({n} seed{'' if n == 1 else 's'})" for m, n in seeds.items())
-             + " |",
-             "|---" * (3 + len(references) + len(models) + len(seeds)) + "|"]
+    columns = [first, "items", "chance", *references, *models,
+               *(f"{m} ({n} seed{'' if n == 1 else 's'})" for m, n in seeds.items())]
+    lines = ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
     for row in rows:
         count = results[references[0]][row]["count"]
         cells = ([f"{results[name][row]['accuracy']:.2f}" for name in references + models]
@@ -123,15 +132,49 @@ def markdown_table(results: dict, summary: dict, first: str) -> list[str]:
     return lines
 
 
-def hub_predictions(checkpoint: str, data: Path, prefixes: list[str]) -> list[str]:
-    """The class symbol the checkpoint predicts for each raw prefix, through the classification
-    hub (the recipe's parser, tokenization, subwords and dictionaries)."""
-    from fairseq_tree.hub import classification_from_pretrained
+def load_hub(checkpoint: str, data: Path):
+    """The classification hub of ``checkpoint``, reading raw text as the recipe at ``data`` made
+    its training trees (``classification_hub.from_pretrained(recipe=...)``: the recipe's
+    tokenization, parser, BPE codes and data-bin)."""
+    from fairseq_tree.classification_hub import from_pretrained
 
-    if not os.path.isfile(checkpoint):
-        sys.exit(f"agreement_targeted.py: error: {checkpoint}: no such checkpoint")
-    hub = classification_from_pretrained(checkpoint, recipe=str(data))
-    return [result["class"] for result in hub.predict(prefixes)]
+    path = Path(checkpoint)
+    return from_pretrained(str(path.parent), path.name, recipe=str(data))
+
+
+def hub_predictions(hub, prefixes: list[str], names: list[str]) -> tuple[list[str], list[float]]:
+    """The class the hub predicts for each raw prefix, and the probability of plural."""
+    predictions = hub.predict(prefixes, names=names)
+    return ([p.label for p in predictions],
+            [round(p.probabilities[PLURAL], 4) for p in predictions])
+
+
+def input_trees(hub, prefixes: list[str], names: list[str]) -> list[str]:
+    """Each prefix's tree as the hub parses it (before BPE): the trees the models read."""
+    return [tree for tree, _ in hub.bracketed(prefixes, False, names)]
+
+
+def tree_shape(tree: str) -> str:
+    """A bracketed tree with its words replaced by ``_`` (labels and tags kept): what the parser
+    made of a template, whatever words filled it."""
+    out, previous = [], ""
+    for token in re.findall(r"\(|\)|[^()\s]+", tree):
+        word = token not in "()" and previous != "("
+        out.append(("" if previous in ("(", "") or token == ")" else " ")
+                   + ("_" if word else token))
+        previous = token
+    return "".join(out)
+
+
+def tree_shapes(items: list[Item], trees: list[str], top: int = 3) -> dict:
+    """Per template and cell: how many distinct tree shapes its items got, and the ``top``
+    commonest with their counts (where a model is below chance, the trees it read there)."""
+    shapes: dict = {}
+    for item, tree in zip(items, trees, strict=True):
+        shapes.setdefault(by_template(item), collections.Counter())[tree_shape(tree)] += 1
+    return {row: {"distinct": len(counts),
+                  "commonest": [[shape, n] for shape, n in counts.most_common(top)]}
+            for row, counts in shapes.items()}
 
 
 def word_lists(args) -> tuple:
@@ -180,6 +223,9 @@ def get_parser() -> argparse.ArgumentParser:
                         help="leave the first word lowercase (default: capitalized, as the "
                              "training prefixes start sentences)")
     parser.add_argument("--items", type=Path, help="write the items here (TSV)")
+    parser.add_argument("--predictions", type=Path,
+                        help="write the items here (TSV) with the tree the models read and "
+                             "each model's class and probability of plural")
     parser.add_argument("--json", help="write the report here")
     parser.add_argument("--markdown", type=Path, help="write the Markdown tables here")
     parser.add_argument("--write-defaults", type=Path, metavar="DIR",
@@ -202,8 +248,64 @@ def checkpoint_names(parser, specs: list[str]) -> list[tuple[str, str]]:
     return [(name, path) for name, _, path in pairs]
 
 
-def main(argv=None, predict=hub_predictions) -> dict:
-    """The evaluation; ``predict(checkpoint, data, prefixes)`` gives a checkpoint's classes."""
+def make_items(args) -> tuple:
+    """The items, and the word lists' report: sizes listed and kept, entries dropped as rare."""
+    try:
+        templates, words, kept, dropped = word_lists(args)
+        for line in dropped_lines(dropped, args.min_count):
+            print(line, flush=True)
+        items = generate(templates, kept, args.per_cell, args.seed, args.capitalize)
+    except FairseqTreeError as err:
+        sys.exit(f"agreement_targeted.py: error: {err}")
+    if args.items:
+        args.items.parent.mkdir(parents=True, exist_ok=True)
+        args.items.write_text(format_items(items), encoding="utf-8")
+    sizes = {word_class: {"listed": len(entries), "kept": len(kept.classes.get(word_class, []))}
+             for word_class, entries in words.classes.items()}
+    return items, conditions(templates), {"words": sizes, "dropped_as_rare": dropped}
+
+
+def run_models(checkpoints: list[tuple[str, str]], data: Path, items: list[Item], names,
+               load) -> tuple[dict, dict, list[str] | None]:
+    """Each checkpoint's classes and probabilities of plural for the items, and the trees the
+    first one's hub read (None without checkpoints)."""
+    prefixes = [item.prefix for item in items]
+    classes, plural, trees = {}, {}, None
+    for name, path in checkpoints:
+        try:
+            hub = load(path, data)
+            classes[name], plural[name] = hub_predictions(hub, prefixes, names)
+            if trees is None:
+                trees = input_trees(hub, prefixes, names)
+        except (FairseqTreeError, FileNotFoundError) as err:
+            sys.exit(f"agreement_targeted.py: error: {name}: {err}")
+        print(f"{name}: {len(prefixes)} items classified", flush=True)
+    return classes, plural, trees
+
+
+def write_predictions(path: Path, items: list[Item], trees: list[str] | None, classes: dict,
+                      plural: dict):
+    """The items as TSV with the tree the models read and each model's class and P(plural)."""
+    header = [*ITEM_COLUMNS, "tree", *(f"{n}\t{n} P(1)" for n in classes)]
+    rows = format_items(items).splitlines()[1:]
+    lines = ["\t".join(header)]
+    for k, row in enumerate(rows):
+        cells = [row, trees[k] if trees else "-"]
+        cells += [f"{classes[n][k]}\t{plural[n][k]}" for n in classes]
+        lines.append("\t".join(cells))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def item_names(args, count: int) -> list[str]:
+    """How errors name an item: its line in --items, or its number."""
+    if args.items:
+        return [f"{args.items}:{k + 2}" for k in range(count)]
+    return [f"item {k + 1}" for k in range(count)]
+
+
+def main(argv=None, load=load_hub) -> dict:
+    """The evaluation; ``load(checkpoint, data)`` gives a checkpoint's classification hub."""
     parser = get_parser()
     args = parser.parse_args(argv)
     if args.write_defaults:
@@ -213,28 +315,21 @@ def main(argv=None, predict=hub_predictions) -> dict:
         parser.error("--data is required")
     args.data = recipe_folder(args.data)
     checkpoints = checkpoint_names(parser, args.checkpoint)
-    try:
-        templates, words, kept, dropped = word_lists(args)
-        items = generate(templates, kept, args.per_cell, args.seed, args.capitalize)
-    except FairseqTreeError as err:
-        sys.exit(f"agreement_targeted.py: error: {err}")
-    for line in dropped_lines(dropped, args.min_count):
-        print(line, flush=True)
-    if args.items:
-        args.items.parent.mkdir(parents=True, exist_ok=True)
-        args.items.write_text(format_items(items), encoding="utf-8")
+    items, condition_order, word_report = make_items(args)
     majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
                                 read_meta(args.data / "views" / VIEW / "train.meta"))
-    systems = reference_predictions(items, majority.get("noun", majority[""]))
-    prefixes = [item.prefix for item in items]
-    for name, path in checkpoints:
-        systems[name] = predict(path, args.data, prefixes)
+    majority = majority.get("noun", majority[""])
+    classes, plural, trees = run_models(checkpoints, args.data, items,
+                                        item_names(args, len(items)), load)
+    systems = {**reference_predictions(items, majority), **classes}
     results = {name: accuracy_rows(items, guesses, by_cell) for name, guesses in systems.items()}
     by_templates = {name: accuracy_rows(items, guesses, by_template)
                     for name, guesses in systems.items()}
     summary = seed_summary(results, args.baseline)
     lines = (markdown_table(results, summary, "condition") + [""]
              + markdown_table(by_templates, seed_summary(by_templates, None), "template"))
+    if args.predictions:
+        write_predictions(args.predictions, items, trees, classes, plural)
     report = {
         "benchmark": "targeted subject-verb agreement (Marvin & Linzen 2018)",
         "command": " ".join(["bench/agreement_targeted.py", *(argv or sys.argv[1:])]),
@@ -244,15 +339,11 @@ def main(argv=None, predict=hub_predictions) -> dict:
                      "words": str(args.words or "built-in"), "per_cell": args.per_cell,
                      "seed": args.seed, "min_count": args.min_count,
                      "capitalize": args.capitalize, "items": str(args.items or "")},
-        "conditions": conditions(templates),
-        "words": {word_class: {"listed": len(words.classes[word_class]),
-                               "kept": len(kept.classes.get(word_class, []))}
-                  for word_class in words.classes},
-        "dropped_as_rare": dropped, "cells": cell_counts(items),
-        "majority_class": majority.get("noun", majority[""]), "chance": CHANCE,
-        "results": results, "templates": by_templates, "summary": summary,
-        "predictions": {name: "".join(guesses) for name, guesses in systems.items()
-                        if name not in ("majority class", "last noun")}}
+        "conditions": condition_order, **word_report, "cells": cell_counts(items),
+        "majority_class": majority, "chance": CHANCE, "results": results,
+        "templates": by_templates, "summary": summary,
+        "tree_shapes": tree_shapes(items, trees) if trees else None,
+        "predictions": {name: "".join(guesses) for name, guesses in classes.items()}}
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -6,11 +6,13 @@ malformed ones refused as FILE:LINE, and the scorer's arithmetic on fake predict
 
 import collections
 import json
+import os
+import subprocess
 import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import PLUGIN_DIR, ROOT, run_cli
 
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import agreement_defaults
@@ -242,6 +244,26 @@ def fake_recipe(folder, train_tok: list[str], labels: list[str]):
     return folder
 
 
+class FakeHub:
+    """The classification hub's interface (predict, bracketed) over fixed answers: ``answer``
+    maps (prefix, gold label) to the class predicted."""
+
+    Prediction = collections.namedtuple("Prediction", "label probabilities")
+
+    def __init__(self, answer, gold: dict):
+        self.answer, self.gold = answer, gold
+
+    def predict(self, prefixes, names):
+        assert len(names) == len(prefixes) and names[0].endswith("items.tsv:2")
+        labels = [self.answer(p, self.gold[p]) for p in prefixes]
+        return [self.Prediction(label, {"0": 0.25, "1": 0.75} if label == "1" else
+                                {"0": 0.75, "1": 0.25}) for label in labels]
+
+    def bracketed(self, prefixes, trees, names):
+        assert not trees
+        return [(f"(S (NP {p}))", None) for p in prefixes]
+
+
 def test_the_command_scores_seeds_on_fake_predictions(tmp_path, capsys):
     data = fake_recipe(tmp_path / "agreement", ["the king kings prophet prophets of with"] * 3
                        + ["the son sons"], ["0", "0", "1"])
@@ -249,23 +271,23 @@ def test_the_command_scores_seeds_on_fake_predictions(tmp_path, capsys):
                                     "simple simple the {subj}\n")
     (tmp_path / "w.txt").write_text("noun king kings\nnoun prophet prophets\nnoun son sons\n"
                                     "prep of\nprep with\n")
-    # Model a: always right (seed 1), right except in attractor cells (seed 2); b: always "0".
-    def predict(checkpoint, folder, prefixes):
-        assert folder == data and len(prefixes) == 12
-        labels = [line.split("\t")[1] for line in
-                  (tmp_path / "items.tsv").read_text().splitlines()[1:]]
-        if checkpoint == "a1":
-            return labels
-        if checkpoint == "a2":
-            return [label if " of " not in p and " with " not in p or label == "0" else "0"
-                    for label, p in zip(labels, prefixes)]
-        return ["0"] * len(prefixes)
+    gold = {}  # prefix -> label, from the items file (a prefix of "simple" may come twice)
+    def load(checkpoint, folder):
+        assert folder == data
+        gold.update(line.split("\t")[:2] for line in
+                    (tmp_path / "items.tsv").read_text().splitlines()[1:])
+        return FakeHub({  # a:1 always right; a:2 "0" in the pp cells; b always "0"
+            "a1": lambda prefix, label: label,
+            "a2": lambda prefix, label: label if " of " not in prefix and " with " not in prefix
+            or label == "0" else "0",
+            "b": lambda prefix, label: "0"}[checkpoint], gold)
     report = agreement_targeted.main(
         ["--data", str(tmp_path), "--templates", str(tmp_path / "t.txt"), "--words",
          str(tmp_path / "w.txt"), "--per-cell", "4", "--min-count", "3",
          "--checkpoint", "a:1=a1", "--checkpoint", "a:2=a2", "--checkpoint", "b=b",
          "--items", str(tmp_path / "items.tsv"), "--json", str(tmp_path / "r.json"),
-         "--markdown", str(tmp_path / "r.md")], predict=predict)
+         "--markdown", str(tmp_path / "r.md"), "--predictions", str(tmp_path / "p.tsv")],
+        load=load)
     assert json.loads((tmp_path / "r.json").read_text()) == report
     assert report["dropped_as_rare"] == {"noun": [{"son": 1, "sons": 1}]}
     assert report["words"]["noun"] == {"listed": 3, "kept": 2}
@@ -278,6 +300,8 @@ def test_the_command_scores_seeds_on_fake_predictions(tmp_path, capsys):
     cell = report["summary"]["a"]["pp + attractor"]
     assert (cell["accuracies"], cell["mean"], cell["sd"]) == ([100.0, 50.0], 75.0, 35.36)
     assert report["cells"]["pp"] == {"items": 4, "singular": 2, "plural": 2, "distinct": 4}
+    assert report["tree_shapes"]["pp + attractor"] == {
+        "distinct": 1, "commonest": [["(S (NP _ _ _ _ _))", 4]]}
     table = (tmp_path / "r.md").read_text().splitlines()
     assert table[0] == ("| condition | items | chance | majority class | last noun | b | "
                         "a (2 seeds) |")
@@ -286,6 +310,12 @@ def test_the_command_scores_seeds_on_fake_predictions(tmp_path, capsys):
     assert "noun: fewer than 3 in text/train.tok, left out: son 1 / sons 1" in out
     items = (tmp_path / "items.tsv").read_text().splitlines()
     assert len(items) == 13 and items[0].startswith("prefix\tlabel")
+    predictions = [line.split("\t") for line in (tmp_path / "p.tsv").read_text().splitlines()]
+    assert predictions[0][6:] == ["tree", "a:1", "a:1 P(1)", "a:2", "a:2 P(1)", "b", "b P(1)"]
+    for row, item in zip(predictions[1:], items[1:], strict=True):
+        assert row[:6] == item.split("\t") and row[6] == f"(S (NP {row[0]}))"
+        assert row[7:9] == [row[1], "0.75" if row[1] == "1" else "0.25"]
+    assert report["predictions"]["b"] == "0" * 12
 
 
 def test_a_malformed_user_file_ends_the_command_in_one_line(tmp_path):
@@ -302,3 +332,71 @@ def test_write_defaults_round_trips(tmp_path):
     assert at.read_templates((tmp_path / "templates.txt").read_text(),
                              "<built-in templates>") == BUILT_IN
     assert at.read_words((tmp_path / "words.txt").read_text()).classes == WORDS.classes
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end: the agreement recipe from the stand-in Bibles (the stand-in spaCy pipeline, BPE),
+# a model trained 3 updates, the items read through the classification hub
+
+
+TRAIN = ["--user-dir", PLUGIN_DIR, "--task", "tree_classification", "--arch",
+         "tree_classifier_tiny", "--optimizer", "adam", "--lr", "0.003", "--criterion",
+         "sentence_prediction", "--max-update", "3", "--seed", "1", "--num-workers", "0",
+         "--max-tokens", "2048", "--no-epoch-checkpoints", "--disable-validation"]
+
+
+@pytest.fixture(scope="module")
+def recipe_and_model(tmp_path_factory):
+    """The agreement recipe's folder and a tree_classifier trained 3 updates on it."""
+    pytest.importorskip("spacy")
+    sys.path[:0] = [str(ROOT / "tests" / "data" / "recipes")]
+    import classification_standins as standins
+
+    root = tmp_path_factory.mktemp("targeted")
+    env = {**os.environ, "DATA": str(root / "data"), "WORKERS": "1",
+           "FAIRSEQ_TREE_VENV": sys.prefix, "PYTHONWARNINGS": "ignore", "PARSER": "spacy",
+           "SPACY_MODEL": str(standins.agreement_pipeline(root / "agreement_en")),
+           "BIBLE_DIR": str(standins.agreement_bible(root / "bible")),
+           "AGREEMENT_CODES": "4,3", "AGREEMENT_SPLIT": "50:25:25"}
+    proc = subprocess.run(["bash", str(ROOT / "data-prep" / "prepare-agreement.sh")],
+                          capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    work = root / "data" / "agreement"
+    run_cli("fairseq-train", work / "data-bin" / "agreement", *TRAIN, "--save-dir", root / "ckpt")
+    return work, root / "ckpt" / "checkpoint_last.pt"
+
+
+def run_targeted(*args):
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "agreement_targeted.py"),
+                           *map(str, args)], capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+def test_end_to_end_through_the_classification_hub(recipe_and_model, tmp_path):
+    work, checkpoint = recipe_and_model
+    # The stand-in Bibles have no noun in both numbers: every built-in one is rare there.
+    proc = run_targeted("--data", work.parent, "--min-count", "1")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == ("agreement_targeted.py: error: <built-in "
+                                            "templates>:2: every word of class 'noun' was left "
+                                            "out as rare")
+    assert "noun: fewer than 1 in text/train.tok, left out: king 0 / kings 0" in proc.stdout
+    proc = run_targeted("--data", work.parent, "--min-count", "0", "--per-cell", "4",
+                        "--checkpoint", f"tc:1={checkpoint}", "--checkpoint",
+                        f"tc:2={checkpoint}", "--items", tmp_path / "items.tsv",
+                        "--predictions", tmp_path / "p.tsv", "--json", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((tmp_path / "r.json").read_text())
+    rows = [line.split("\t") for line in (tmp_path / "p.tsv").read_text().splitlines()]
+    header, rows = rows[0], rows[1:]
+    assert len(rows) == 16 * 4 and header[6:] == ["tree", "tc:1", "tc:1 P(1)", "tc:2",
+                                                  "tc:2 P(1)"]
+    for row in rows:  # the stand-in parser's trees, with its tags over the prefix's words
+        assert row[6].startswith("(") and row[0].split()[-1] in row[6]
+        assert row[7] == row[9] and (float(row[8]) > 0.5) == (row[7] == "1")
+    for cell, scores in report["results"]["tc:1"].items():
+        mine = [row for row in rows if at.cell_name(row[2], row[3] == "yes") == cell]
+        right = sum(row[7] == row[1] for row in mine)
+        assert scores == {"accuracy": round(100 * right / len(mine), 2), "count": len(mine)}
+        assert report["summary"]["tc"][cell]["sd"] == 0.0
+    assert set(report["tree_shapes"]) == set(report["templates"]["tc:1"])

@@ -70,6 +70,9 @@ noun  captain   captains
 noun  widow     widows
 noun  apostle   apostles
 noun  scribe    scribes
+noun  master    masters
+noun  wife      wives
+noun  prince    princes
 # Transitive verbs (subject relatives, object relatives, VP coordination with an object).
 tverb  loves     love
 tverb  knows     know
@@ -85,6 +88,11 @@ tverb  calls     call
 tverb  blesses   bless
 tverb  finds     find
 tverb  sends     send
+tverb  gives     give
+tverb  takes     take
+tverb  makes     make
+tverb  brings    bring
+tverb  receives  receive
 # Intransitive verbs (VP coordination).
 iverb  weeps     weep
 iverb  sleeps    sleep
@@ -98,6 +106,8 @@ iverb  prays     pray
 iverb  speaks    speak
 iverb  waits     wait
 iverb  walks     walk
+iverb  mourns    mourn
+iverb  eats      eat
 # Verbs of saying and knowing, with a that-complement (sentential complements).
 cverb  says      say
 cverb  knows     know
