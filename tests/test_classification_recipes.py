@@ -568,7 +568,7 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     assert recipe["views"]["agreement"]["dependency_heads"]
     # open vocabulary by default: BPE pieces under a node for each split word; every split's
     # unknown rates in recipe.json
-    assert recipe["bpe_merges"] == 4000 and recipe["bpe_codes"] == "bpe/codes"
+    assert recipe["bpe_merges"] == 1000 and recipe["bpe_codes"] == "bpe/codes"
     rates = stats["unknown_rates"]
     assert sorted(rates) == sorted(splits) and rates["train"]["unknown_units"] == 0
     for split in splits:
