@@ -129,21 +129,6 @@ def held_out(examples: list, size: int, seed: int) -> tuple[list, list]:
             [x for i, x in enumerate(examples) if i in chosen])
 
 
-def cut_document(sentences: list[str], max_words: int) -> tuple[list[str], bool]:
-    """The first whole sentences of a document (tokenized) holding at most ``max_words`` words;
-    a first sentence longer than that keeps its first ``max_words``. Also: was it cut?"""
-    kept, words = [], 0
-    for sentence in sentences:
-        tokens = sentence.split()
-        if words + len(tokens) > max_words:
-            if not kept:
-                kept.append(" ".join(tokens[:max_words]))
-            return kept, True
-        kept.append(sentence)
-        words += len(tokens)
-    return kept, False
-
-
 # ---------------------------------------------------------------------------------------------
 # Subject-verb agreement
 
