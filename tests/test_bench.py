@@ -97,10 +97,10 @@ def test_generation_benchmark_decodes_the_forced_length(tmp_path, capsys, monkey
             assert result["steps_per_batch"] == length + 1
             assert result["hypotheses_per_sentence"] == [5]
             assert result["encoder_keys_per_batch_and_layer"] == 1  # cached over the steps
-            # both timed, separately: no order between them is asserted (a loaded machine can
-            # make the encoder's own run slower than the whole generation's)
+            # each timed in its own runs: no order between them is asserted (a loaded machine can
+            # make the encoder's or the cross-attention's run slower than the whole generation's)
             assert result["generate_ms"] > 0 and result["encoder_ms"] > 0
-            assert 0 < result["cross_attention_ms"] < result["generate_ms"]
+            assert result["cross_attention_ms"] > 0
             assert result["ms_per_sentence"] == pytest.approx(result["generate_ms"] / 40)
             assert result["sentences_per_s"] == pytest.approx(40_000 / result["generate_ms"])
         ratio, extra = row["tree2seq/transformer"], row["tree2seq_extra_ms"]
