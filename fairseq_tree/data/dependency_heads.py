@@ -27,7 +27,7 @@ from fairseq_tree.data.binarize import SPAN_DTYPE, InputError, PairFiles, parse_
 from fairseq_tree.data.tree_files import HEADS, tree_file
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 from fairseq_tree.trees.normal_form import unescape_token
-from fairseq_tree.trees.subwords import SUBWORD_NMT_SEPARATOR
+from fairseq_tree.trees.subwords import join_subwords, word_pieces
 
 
 @dataclass
@@ -163,19 +163,6 @@ def source_leaves(files: PairFiles, skipped: set) -> Iterator[tuple]:
 SUBWORD_RELATION = "subword"  # a piece's relation to the last piece of its word
 
 
-def word_pieces(pieces: Sequence[str]) -> List[List[str]]:
-    """subword-nmt pieces grouped by word ("@@" ends a piece that the next one continues)."""
-    words, current = [], []
-    for piece in pieces:
-        current.append(piece)
-        if not piece.endswith(SUBWORD_NMT_SEPARATOR):
-            words.append(current)
-            current = []
-    if current:
-        raise ValueError(f"the last piece {current[-1]!r} continues a word that never ends")
-    return words
-
-
 def subword_conllu(block: str, pieces: Sequence[str]) -> str:
     """One CoNLL-U sentence (lines ending with a line break, as ``fairseq-tree-parse --conllu``
     writes it) rewritten over the subword-nmt ``pieces`` of its words, the leaves of the tree
@@ -199,8 +186,7 @@ def subword_conllu(block: str, pieces: Sequence[str]) -> str:
         last.append(count)
     lines = []
     for row, group, own in zip(words, groups, last):
-        joined = "".join(p[:-len(SUBWORD_NMT_SEPARATOR)] for p in group[:-1]) + group[-1]
-        if unescape_token(row[1]) != joined:
+        if [unescape_token(row[1])] != join_subwords(group, "subword-nmt"):
             raise ValueError(f"pieces {' '.join(group)!r} do not spell the word {row[1]!r}")
         head = int(row[6])
         first = own - len(group) + 1

@@ -53,6 +53,19 @@ def join_subwords(pieces: list[str], method: str) -> list[str]:
     raise ValueError(f"unknown subword method {method!r}")
 
 
+def word_pieces(pieces: list[str]) -> list[list[str]]:
+    """subword-nmt pieces grouped by word ("@@" ends a piece that the next one continues)."""
+    words, current = [], []
+    for piece in pieces:
+        current.append(piece)
+        if not piece.endswith(SUBWORD_NMT_SEPARATOR):
+            words.append(current)
+            current = []
+    if current:
+        raise ValueError(f"the last piece {current[-1]!r} continues a word that never ends")
+    return words
+
+
 def first_pieces(words: list[str], segment: Callable[[list[str]], list[str]]) -> list[str]:
     """One unit per word: each word's first subword piece, as written by ``segment`` (words ->
     pieces; subword-nmt's "@@" stays on a piece that a word continues). The Tree Transformer's
