@@ -8,12 +8,36 @@
 # Does the tree source matter? One model on every source, its spaCy-tree runs the baseline:
 #   bash bench/jobs/score-agreement.sh sources MODEL OUT.json
 # (spaCy trees alone: agreement-spacy-test.json, scored from the checkpoints with --data-of.)
+# Issue 44's open-vocabulary runs (bench/jobs/issue44-score.tsv's reports,
+# bench/results/agreement-open-runs/{bible,nyt}.MODEL.sSEED.json), roberta's among them:
+#   bash bench/jobs/score-agreement.sh open bible OUT.json  # test, test1 (RT snippets), test2 (rule-6 verbs)
+#   bash bench/jobs/score-agreement.sh open nyt OUT.json    # test1 of the NYT editorials
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
 die() { echo "score-agreement.sh: error: $*" >&2; exit 2; }
-args=()
-if [ "${1:-}" = sources ]; then
+args=() splits=(--split test)
+# --results of each run's report REPORT, named MODEL:SEED from its name PREFIX.MODEL.sSEED.SUFFIX
+add_reports() {
+  local report name rest
+  for report in "$@"; do
+    [ -e "$report" ] || die "no runs scored yet: $report"
+    name=$(basename "$report"); name=${name%.test.json}; name=${name%.json}
+    rest=${name#*.}
+    args+=(--results "${rest%.s*}:${rest##*.s}=$report")
+  done
+}
+if [ "${1:-}" = open ]; then
+  which=${2:-} out=${3:-}
+  case "$which" in
+    bible) folder=runs/data-agr-bpe1000 splits=(--split test --split test1 --split test2) ;;
+    nyt) folder=runs/data-agr-nyt1000 splits=(--split test1) ;;
+    *) die "usage: score-agreement.sh open bible|nyt OUT.json" ;;
+  esac
+  [ -n "$out" ] || die "usage: score-agreement.sh open bible|nyt OUT.json"
+  add_reports bench/results/agreement-open-runs/"$which".*.s[0-9].json
+  args+=(--baseline roberta)
+elif [ "${1:-}" = sources ]; then
   [ $# -eq 3 ] || die "usage: score-agreement.sh sources MODEL OUT.json"
   model=$2 out=$3 folder=runs/data-agr
   for seed in 1 2 3; do
@@ -31,16 +55,11 @@ else
   source=${1:-} out=${2:-}
   [ -n "${data[$source]:-}" ] && [ -n "$out" ] || die "usage: score-agreement.sh lg|flat OUT.json"
   folder=${data[$source]}
-  for report in "$runs/$source".*.s[0-9].test.json; do
-    [ -e "$report" ] || die "no $source runs scored yet"
-    name=$(basename "$report" .test.json)   # SOURCE.MODEL.sSEED
-    rest=${name#*.}
-    args+=(--results "${rest%.s*}:${rest##*.s}=$report")
-  done
+  add_reports "$runs/$source".*.s[0-9].test.json
   for seed in 1 2 3; do
     args+=(--results "roberta:$seed=$spacy")
   done
   args+=(--baseline roberta)
 fi
-exec .venv/bin/python bench/agreement.py --data "$folder" --split test "${args[@]}" --json "$out" \
+exec .venv/bin/python bench/agreement.py --data "$folder" "${splits[@]}" "${args[@]}" --json "$out" \
   --markdown
