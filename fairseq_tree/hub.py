@@ -20,18 +20,21 @@ beam search, BPE removal and Moses detokenisation. Any checkpoint of the ``tree_
 task loads (tree2seq, or a Transformer on the leaves or the linearized trees).
 """
 
+import copy
 import dataclasses
 import logging
 import os
 from typing import Dict, List, Optional, Union
 
 import torch
-from fairseq import hub_utils
+from fairseq import hub_utils, utils
 from fairseq.hub_utils import GeneratorHubInterface
+from omegaconf import open_dict
 
 from fairseq_tree.data.recipe import TranslationRecipe, with_recipe
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing import Parser
+from fairseq_tree.parsing.moses import build_tokenizer
 from fairseq_tree.parsing.raw_text import RawTextParser, RawTextSteps
 from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask
 from fairseq_tree.trees.bracketed import lowercase_leaf
@@ -127,6 +130,9 @@ class TreeHubInterface(GeneratorHubInterface):
     ``TranslationInputError``, or with ``skip_invalid_size_inputs`` gives None and a warning;
     ``names`` (one per sentence, e.g. FILE:LINE) name sentences in errors and warnings.
     ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees).
+
+    ``score(sources, targets, trees=False, names=None)`` gives the model's log-probability of
+    each given translation instead (see its docstring).
     """
 
     def __init__(self, cfg, task, models, steps: Optional[TextSteps] = None):
@@ -176,6 +182,81 @@ class TreeHubInterface(GeneratorHubInterface):
             for k, best in zip(fitting, hypos):
                 outputs[real[k]] = self.decode(best[0]["tokens"])
         return outputs
+
+    def score(self, sources: Union[str, List[str]], targets: Union[str, List[str]],
+              trees: bool = False, names: Optional[List[str]] = None,
+              per_token: bool = False) -> Union[float, List[float], List[List[float]]]:
+        """The model's log-probability (natural log) of each target given its source: the sum over
+        the target's subword tokens and its end of sentence, what ``fairseq-generate
+        --score-reference`` computes (the task's reference scorer, fairseq's
+        ``SequenceScorer``; it prints the mean over the tokens, in base 2). Sources go through
+        ``translate``'s steps (parsing unless ``trees``); targets are tokenised, lowercased and
+        split into subwords as the training targets were. ``per_token``: each target's
+        per-token log-probabilities instead of their sum. An empty source or target, a target
+        with no known subword, or a pair longer than the model accepts raises
+        ``TranslationInputError`` naming the pair (``names``, one per pair, e.g. FILE:LINE)."""
+        if isinstance(sources, str) and isinstance(targets, str):
+            return self.score([sources], [targets], trees, names or ["pair"], per_token)[0]
+        if len(sources) != len(targets):
+            raise FairseqTreeError(f"{len(sources)} sources for {len(targets)} targets")
+        names = names or [f"pairs[{i}]" for i in range(len(sources))]
+        if len(names) != len(sources):
+            raise FairseqTreeError(f"{len(names)} names for {len(sources)} pairs")
+        for name, source, target in zip(names, sources, targets):
+            if not source.strip() or not target.strip():
+                side = "source" if not source.strip() else "target"
+                raise TranslationInputError(f"{name}: empty {side}: nothing to score")
+        if not sources:
+            return []
+        src_tokens = self.encode_sources(list(sources), trees, names)
+        tgt_tokens = self.encode_targets(list(targets), names)
+        self.fitting(src_tokens, names, skip=False)
+        self.fitting_targets(tgt_tokens, names)
+        scores: List[Optional[torch.Tensor]] = [None] * len(sources)
+        generation = copy.deepcopy(self.cfg.generation)
+        with open_dict(generation):
+            generation.score_reference = True
+        scorer = self.task.build_generator(self.models, generation)
+        batches = self.task.get_batch_iterator(
+            dataset=self.task.build_dataset_for_scoring(src_tokens, tgt_tokens),
+            max_tokens=self.cfg.dataset.max_tokens, max_sentences=self.cfg.dataset.batch_size,
+            max_positions=self.max_positions, ignore_invalid_inputs=False,
+            disable_iterator_cache=True).next_epoch_itr(shuffle=False)
+        for batch in batches:
+            batch = utils.apply_to_sample(lambda t: t.to(self.device), batch)
+            for index, hypos in zip(batch["id"].tolist(),
+                                    self.task.inference_step(scorer, self.models, batch)):
+                scores[index] = hypos[0]["positional_scores"].float().cpu()
+        if per_token:
+            return [s.tolist() for s in scores]
+        return [s.double().sum().item() for s in scores]
+
+    def encode_targets(self, sentences: List[str], names: List[str]) -> List[torch.Tensor]:
+        """Target token ids (ending in EOS) of translations, tokenised (Moses, in the target
+        language), lowercased and split into subwords as the recipe made the training targets."""
+        tokenize = build_tokenizer(self.steps.tokenize, self.target_lang,
+                                   normalize=self.steps.normalize_punctuation,
+                                   aggressive=self.steps.aggressive_dash_splits,
+                                   quote=self.steps.quote)
+        encoded = []
+        for name, sentence in zip(names, sentences):
+            text = " ".join(tokenize(sentence))
+            pieces = self.apply_bpe(text.lower() if self.steps.lowercase else text)
+            ids = self.tgt_dict.encode_line(pieces, add_if_not_exist=False,
+                                            append_eos=True).long()
+            if ids[:-1].eq(self.tgt_dict.unk()).all():
+                raise TranslationInputError(f"{name}: no subword of the target is in the model's "
+                                            "target dictionary")
+            encoded.append(ids)
+        return encoded
+
+    def fitting_targets(self, tokens: List[torch.Tensor], names: List[str]):
+        """Raise ``TranslationInputError`` for the first target longer than the model accepts."""
+        limit = self.max_positions[1] if isinstance(self.max_positions, tuple) else None
+        for name, ids in zip(names, tokens):
+            if limit is not None and ids.numel() > limit:
+                raise TranslationInputError(f"{name}: {ids.numel()} target tokens exceed the "
+                                            f"model's {limit}")
 
     def parse(self, sentences: List[str]) -> List[str]:
         """Raw sentences -> bracketed trees (tokenised as ``steps`` say)."""

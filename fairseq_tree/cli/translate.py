@@ -13,6 +13,14 @@ detokenisation. One output line per input line, in order: an empty line gives an
 a sentence longer than the model accepts gives an empty line and a warning naming its line.
 ``--trees`` reads bracketed trees (already tokenised) instead of raw text. A command line over
 the Python API, ``Tree2SeqModel.from_pretrained`` (``fairseq_tree.hub``).
+
+``--score-targets TGT`` scores given translations instead of translating: for each line pair of
+``--input`` and TGT, the model's log-probability of the target (natural log, summed over its
+subword tokens and end of sentence, as ``fairseq-generate --score-reference`` computes it), one
+number a line. Every line of both files must hold a sentence, and the two files as many lines.
+
+    fairseq-tree-translate --recipe data/bible-en-fr-sample --parser link-grammar \
+        --path checkpoints/tree2seq/checkpoint_best.pt --input test.en --score-targets test.fr
 """
 
 import argparse
@@ -66,6 +74,9 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-detokenize", action="store_true", help="write tokenised output")
     parser.add_argument("--input", default=STDIO, metavar="FILE", help="default: standard input")
     parser.add_argument("--output", default=STDIO, metavar="FILE", help="default: standard output")
+    parser.add_argument("--score-targets", metavar="FILE",
+                        help="score these translations of --input (one a line) instead of "
+                        "translating: one log-probability a line")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--lenpen", type=float, default=1.0)
     parser.add_argument("--max-len-a", type=float, default=0)
@@ -134,6 +145,8 @@ def chunks(args) -> Iterator[list[tuple[str, str]]]:
 
 def translate(args):
     """Translate ``--input`` into ``--output`` line by line, keeping line alignment."""
+    if args.score_targets:
+        return score(args)
     hub = load_hub(args)
     counts = {"lines": 0, "empty": 0, "too long": 0}
     with open_output(args.output) as sink, Progress("translating", unit="sentences",
@@ -152,6 +165,42 @@ def translate(args):
     print("fairseq-tree-translate: {lines} lines, {empty} empty, {too long} not translated "
           "(too long), {flat} parsed as flat fallback trees".format(
               **counts, flat=hub.flat_fallbacks), file=sys.stderr)
+
+
+def read_pairs(source_path: str, target_path: str) -> list[tuple[str, str, str]]:
+    """``(SRC:LINE, source, target)`` of every line pair; a missing or empty line is a
+    ``CliError`` naming it (before anything is scored)."""
+    sources = [(where, decode_line(raw, where).strip()) for where, raw in
+               numbered_lines(source_path)]
+    targets = [(where, decode_line(raw, where).strip()) for where, raw in
+               numbered_lines(target_path)]
+    if len(sources) != len(targets):
+        shorter, longer = sorted((sources, targets), key=len)
+        where = longer[len(shorter)][0]
+        raise CliError(f"{where}: no line {len(shorter) + 1} in "
+                       f"{target_path if shorter is targets else source_path} "
+                       f"({len(sources)} source lines, {len(targets)} target lines)")
+    for (source_where, source), (target_where, target) in zip(sources, targets):
+        if not source or not target:
+            raise CliError(f"{source_where if not source else target_where}: empty line: "
+                           "every source and target line must hold a sentence to score")
+    return [(where, source, target) for (where, source), (_, target) in zip(sources, targets)]
+
+
+def score(args):
+    """Write the log-probability of each ``--score-targets`` line given its ``--input`` line."""
+    pairs = read_pairs(args.input, args.score_targets)
+    hub = load_hub(args)
+    with open_output(args.output) as sink, Progress("scoring", unit="pairs",
+                                                    interval=1000) as progress:
+        for batch in batched(pairs, args.batch_size):
+            scores = hub.score([source for _, source, _ in batch],
+                               [target for _, _, target in batch], trees=args.trees,
+                               names=[where for where, _, _ in batch])
+            sink.write("".join(f"{value:.6f}\n" for value in scores).encode("utf-8"))
+            progress.update(len(batch))
+    print(f"fairseq-tree-translate: {len(pairs)} pairs scored, {hub.flat_fallbacks} sources "
+          "parsed as flat fallback trees", file=sys.stderr)
 
 
 def cli_main(argv=None):

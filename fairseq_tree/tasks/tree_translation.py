@@ -7,6 +7,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+import numpy as np
 import torch
 from fairseq import utils
 from fairseq.data import ConcatDataset, data_utils
@@ -220,14 +221,34 @@ class TreeTranslationTask(TranslationTask):
     def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
         if not self.reads_trees:
             return super().build_dataset_for_inference(src_tokens, src_lengths, constraints)
-        trees = [self._inference_tree(tokens, pop=False) for tokens in src_tokens]
-        labels = ListDataset([t.labels for t in trees], [t.num_nodes for t in trees])
-        spans = ListDataset([t.spans.view(-1) for t in trees], [2 * t.num_nodes for t in trees])
+        labels, spans = self._inference_nodes(src_tokens)
         return TreeLanguagePairDataset(
             src_tokens, src_lengths, self.source_dictionary, labels, spans,
             tgt_dict=self.target_dictionary, constraints=constraints,
             left_pad_source=self.cfg.left_pad_source,
         )
+
+    def build_dataset_for_scoring(self, src_tokens: List[torch.Tensor],
+                                  tgt_tokens: List[torch.Tensor]):
+        """Sources from ``inference_sources`` paired with given targets (ids ending in EOS),
+        batched as ``load_dataset``'s pairs are, for ``fairseq-generate --score-reference``'s
+        scorer: every pair is kept, the last batch too."""
+        pair = dict(tgt=tgt_tokens, tgt_sizes=np.array([t.numel() for t in tgt_tokens]),
+                    tgt_dict=self.target_dictionary, left_pad_source=self.cfg.left_pad_source,
+                    left_pad_target=self.cfg.left_pad_target, shuffle=False)
+        src_lengths = np.array([t.numel() for t in src_tokens])
+        if not self.reads_trees:
+            return CompleteLanguagePairDataset(src_tokens, src_lengths, self.source_dictionary,
+                                               **pair)
+        labels, spans = self._inference_nodes(src_tokens)
+        return TreeLanguagePairDataset(src_tokens, src_lengths, self.source_dictionary, labels,
+                                       spans, **pair)
+
+    def _inference_nodes(self, src_tokens) -> Tuple[ListDataset, ListDataset]:
+        """The node labels and spans of the trees ``inference_sources`` kept for these leaves."""
+        trees = [self._inference_tree(tokens, pop=False) for tokens in src_tokens]
+        return (ListDataset([t.labels for t in trees], [t.num_nodes for t in trees]),
+                ListDataset([t.spans.view(-1) for t in trees], [2 * t.num_nodes for t in trees]))
 
     def _inference_tree(self, leaf_ids: torch.Tensor, pop: bool) -> EncodedTree:
         queue = self._inference_trees.get(tuple(leaf_ids.tolist()))
