@@ -1,0 +1,221 @@
+"""Contrastive evaluation of translation models (Sennrich 2017; Burlot & Yvon 2017): a model is
+right on an item when it gives the reference translation a higher log-probability than the
+contrast, a minimally different wrong translation. Accuracy per phenomenon, condition and
+attractor, every model; with several seeds the mean ± sd and seed-level paired t-tests against a
+baseline.
+
+    python bench/contrastive.py --set data/contrastive-en-fr --recipe data/bible-en-fr-sample \\
+        --checkpoint tree2seq:1=checkpoints/seed-1/tree2seq/checkpoint_best.pt ... \\
+        --checkpoint transformer:1=... --baseline transformer \\
+        --recipe-for tree2seq-spacy=data/bible-en-fr-sample-spacy \\
+        --json bench/results/contrastive.json --markdown bench/results/contrastive.md
+
+``--set`` is a folder of ``source.<src>``, ``reference.<tgt>`` and ``contrast.<tgt>`` (line-
+aligned raw text) and, optionally, ``items.tsv`` naming each item's phenomenon, condition and
+attractor (``data-prep/contrastive_agreement.py`` writes all four; without items.tsv every item
+is in one row, ``all``). Each model scores both translations with the translation hub's
+``score`` (what ``fairseq-tree-translate --score-targets`` prints): the source parsed by the
+parser of the model's recipe (``--recipe``, or ``--recipe-for MODEL=DIR``), tokenised and split
+into its subwords as the training sources were; the targets as the training targets were.
+Sources are parsed once per recipe. Name checkpoints ``MODEL:SEED`` (``bench/agreement.py``'s
+``seed_summary``); ``--scores DIR`` writes each model's two log-probabilities per item.
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agreement import markdown_tables, seed_summary  # noqa: E402
+from agreement_targeted import checkpoint_names  # noqa: E402
+from report import end_report, holm, machine  # noqa: E402
+
+from fairseq_tree.data.recipe import read_recipe, read_settings  # noqa: E402
+from fairseq_tree.errors import FairseqTreeError  # noqa: E402
+from fairseq_tree.parsing.options import recorded_options  # noqa: E402
+
+ALL = "all"
+
+
+def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], list[str], list[str], list[str]]:
+    """Sources, references, contrasts and each item's row name; a missing file or a line
+    count that differs is an error naming the file."""
+    files = [folder / f"source.{src}", folder / f"reference.{tgt}", folder / f"contrast.{tgt}"]
+    texts = []
+    for path in files:
+        if not path.is_file():
+            raise FairseqTreeError(f"{path}: missing (the contrastive set's {path.stem}s)")
+        texts.append(path.read_text(encoding="utf-8").splitlines())
+    for path, lines in zip(files[1:], texts[1:]):
+        if len(lines) != len(texts[0]):
+            raise FairseqTreeError(f"{path}: {len(lines)} lines, {files[0]} {len(texts[0])}")
+    rows = [ALL] * len(texts[0])
+    items = folder / "items.tsv"
+    if items.is_file():
+        lines = items.read_text(encoding="utf-8").splitlines()
+        header = lines[0].split("\t")
+        if len(lines) - 1 != len(texts[0]):
+            raise FairseqTreeError(f"{items}: {len(lines) - 1} items, {files[0]} {len(texts[0])}")
+        for k, line in enumerate(lines[1:]):
+            item = dict(zip(header, line.split("\t")))
+            if item.get("source") not in (None, texts[0][k]):
+                raise FairseqTreeError(f"{items}:{k + 2}: its source is not line {k + 1} of "
+                                       f"{files[0]}")
+            rows[k] = row_name(item)
+    return (*texts, rows)
+
+
+def row_name(item: dict) -> str:
+    """``phenomenon condition`` and ``+ attractor`` for an item that has one."""
+    name = " ".join(item[key] for key in ("phenomenon", "condition") if item.get(key)) or ALL
+    return name + (" + attractor" if item.get("attractor") == "1" else "")
+
+
+def recipe_parser(folder: str) -> dict:
+    """The parser a recipe made its training trees with, as ``from_pretrained`` keywords."""
+    record = read_recipe(folder)
+    if not record.get("parser"):
+        raise FairseqTreeError(f"{folder}/recipe.json records no parser")
+    options = recorded_options(read_settings(folder).get("parser_arg", []))
+    if record.get("spacy"):
+        options["spacy_model"] = record["spacy"]["model"]
+    return {"parser": record["parser"], "parser_options": options}
+
+
+def load_hub(checkpoint: str, recipe: str):
+    from fairseq_tree.models import Tree2SeqModel
+
+    path = Path(checkpoint).resolve()
+    if not path.is_file():
+        raise FairseqTreeError(f"{checkpoint}: no such checkpoint file")
+    return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe,
+                                         **recipe_parser(recipe))
+
+
+def accuracy_table(correct: list[bool], rows: list[str]) -> dict:
+    """Accuracy (percent) and count per row, rows in their first order, then each phenomenon's
+    and the whole set's."""
+    groups, totals = collections.defaultdict(list), collections.defaultdict(list)
+    for ok, row in zip(correct, rows):
+        groups[row].append(ok)
+        if row != ALL:
+            totals[f"{row.split()[0]} (all)"].append(ok)
+    groups.update(totals)
+    if len(groups) > 1:
+        groups[f"{ALL} items"] = list(correct)
+    return {row: {"accuracy": round(100 * sum(oks) / len(oks), 2), "count": len(oks)}
+            for row, oks in groups.items()}
+
+
+def score_models(checkpoints, recipes: dict, sources, references, contrasts, batch_size: int):
+    """Each checkpoint's log-probabilities of references and contrasts; sources parsed once per
+    recipe (by the first hub of that recipe)."""
+    trees, scores = {}, {}
+    for name, path in checkpoints:
+        recipe = recipes[name]
+        started = time.time()
+        hub = load_hub(path, recipe)
+        if recipe not in trees:
+            trees[recipe] = []
+            for start in range(0, len(sources), batch_size):
+                trees[recipe] += hub.parse(sources[start:start + batch_size])
+            print(f"{recipe}: {len(sources)} sources parsed ({hub.flat_fallbacks} flat "
+                  "fallbacks)", flush=True)
+        names = [f"item {k + 1}" for k in range(len(sources))]
+        scored = {}
+        for side, targets in (("reference", references), ("contrast", contrasts)):
+            scored[side] = []
+            for start in range(0, len(sources), batch_size):
+                end = start + batch_size
+                scored[side] += hub.score(trees[recipe][start:end], targets[start:end],
+                                          trees=True, names=names[start:end])
+        scores[name] = scored
+        print(f"{name}: {len(sources)} items scored in {time.time() - started:.0f} s",
+              flush=True)
+    return scores, trees
+
+
+def holm_corrected(summary: dict, baseline: str | None) -> list[dict]:
+    """Every paired test of the summary, with Holm's adjustment over all of them."""
+    tests = [{"model": model, "row": row, "mean_difference": cell[f"vs {baseline}"]
+              ["mean_difference"], "p_value": cell[f"vs {baseline}"]["p_value"]}
+             for model, rows in summary.items() for row, cell in rows.items()
+             if cell.get(f"vs {baseline}") and cell[f"vs {baseline}"]["p_value"] is not None]
+    for test, adjusted in zip(tests, holm([t["p_value"] for t in tests])):
+        test["p_holm"] = adjusted
+    return tests
+
+
+def write_scores(folder: Path, scores: dict, rows: list[str], trees: dict, recipes: dict):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, scored in scores.items():
+        lines = ["item\trow\treference\tcontrast\tcorrect\ttree"]
+        tree = trees[recipes[name]]
+        for k, (ref, con) in enumerate(zip(scored["reference"], scored["contrast"])):
+            lines.append(f"{k + 1}\t{rows[k]}\t{ref:.4f}\t{con:.4f}\t{int(ref > con)}\t{tree[k]}")
+        (folder / f"{name.replace(':', '.s')}.tsv").write_text("\n".join(lines) + "\n",
+                                                               encoding="utf-8")
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", required=True, metavar="DIR", help="the contrastive set")
+    parser.add_argument("--recipe", required=True, metavar="DIR",
+                        help="the models' translation recipe (languages, BPE, parser)")
+    parser.add_argument("--recipe-for", action="append", default=[], metavar="MODEL=DIR",
+                        help="another recipe for one model (e.g. another parser's trees)")
+    parser.add_argument("--checkpoint", action="append", required=True,
+                        metavar="MODEL:SEED=PATH")
+    parser.add_argument("--baseline", metavar="MODEL",
+                        help="the model every other is tested against, seed by seed")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--scores", metavar="DIR", help="each model's scores of every item")
+    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--markdown", metavar="FILE")
+    return parser
+
+
+def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = get_parser()
+    args = parser.parse_args(argv)
+    checkpoints = checkpoint_names(parser, args.checkpoint)
+    overrides = dict(spec.partition("=")[::2] for spec in args.recipe_for)
+    recipes = {name: os.path.abspath(overrides.get(name.partition(":")[0], args.recipe))
+               for name, _ in checkpoints}
+    try:
+        record = read_recipe(args.recipe)
+        sources, references, contrasts, rows = read_set(Path(args.set), record["src"],
+                                                        record["tgt"])
+        scores, trees = score_models(checkpoints, recipes, sources, references, contrasts,
+                                     args.batch_size)
+    except (FairseqTreeError, OSError) as err:
+        sys.exit(f"contrastive.py: error: {err}")
+    results = {name: accuracy_table([r > c for r, c in zip(s["reference"], s["contrast"])],
+                                    rows) for name, s in scores.items()}
+    seeded = all(":" in name for name in results)
+    summary = seed_summary(results, args.baseline) if seeded else None
+    lines = markdown_tables(summary, args.baseline) if seeded else [
+        "| model | " + " | ".join(next(iter(results.values()))) + " |"] + [
+        f"| {name} | " + " | ".join(f"{cell['accuracy']:.2f}" for cell in table.values()) + " |"
+        for name, table in results.items()]
+    if args.scores:
+        write_scores(Path(args.scores), scores, rows, trees, recipes)
+    report = {"benchmark": "contrastive translation scoring: reference above contrast",
+              "command": " ".join(["bench/contrastive.py", *argv]), "machine": machine(),
+              "date": time.strftime("%Y-%m-%d"), "set": args.set,
+              "checkpoints": dict(checkpoints), "recipes": recipes, "results": results,
+              "summary": summary,
+              "paired_tests_holm": holm_corrected(summary, args.baseline) if seeded else []}
+    if args.markdown:
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return end_report(report, lines, args.json)
+
+
+if __name__ == "__main__":
+    main()

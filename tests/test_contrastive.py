@@ -1,0 +1,164 @@
+"""The contrastive English -> French agreement set (data-prep/contrastive_agreement.py): gold by
+construction, one agreeing word changed per contrast, cells balanced; and bench/contrastive.py
+scoring a set with real checkpoints."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, write_lines
+
+sys.path.insert(0, str(ROOT / "data-prep"))
+import contrastive_agreement as ca  # noqa: E402
+
+GENERATOR = ROOT / "data-prep" / "contrastive_agreement.py"
+WORDS = ca.read_words(ca.DEFAULT_WORDS)
+
+
+def generate(tmp_path, *args, check=True):
+    proc = subprocess.run([sys.executable, GENERATOR, "--output", tmp_path / "set", *map(str, args)],
+                          capture_output=True, text=True)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def read_items(folder: Path) -> list[dict]:
+    lines = (folder / "items.tsv").read_text(encoding="utf-8").splitlines()
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+
+
+def french_number(phrase_start: str) -> str:
+    """The number a French noun phrase's article or contracted *de* shows."""
+    return "pl" if phrase_start in ("les", "des", "Les") else "sg"
+
+
+def test_every_contrast_changes_the_agreeing_word_only(tmp_path):
+    generate(tmp_path, "--per-cell", 24, "--seed", 3)
+    items = read_items(tmp_path / "set")
+    verb_forms = {form: number for verb in WORDS.verbs for number, form in verb.fr.items()}
+    adjective_forms = {form: key for a in WORDS.adjectives for key, form in a.fr.items()}
+    cells = {}
+    for item in items:
+        cells.setdefault((item["phenomenon"], item["condition"], item["attractor"]), []).append(item)
+        ref, con = item["reference"].split(), item["contrast"].split()
+        assert len(ref) == len(con) and ref[-1].endswith(".")
+        changed = [k for k, (a, b) in enumerate(zip(ref, con)) if a != b]
+        assert changed == [len(ref) - 1], item  # the sentence-final verb or adjective
+        last_ref, last_con = ref[-1][:-1], con[-1][:-1]
+        number = item["subject_number"]
+        if item["phenomenon"] == "verb-number":
+            assert verb_forms[last_ref] == number and verb_forms[last_con] != number
+        else:
+            assert adjective_forms[last_ref] == (item["subject_gender"], number)
+            assert adjective_forms[last_con] == ("mf".replace(item["subject_gender"], ""), number)
+        # French contractions and elision: never "de le", "de les", "le a...", "la e..."
+        text = " " + item["reference"].lower()
+        assert " de le " not in text and " de les " not in text
+        for article in (" le ", " la "):
+            for word in text.split(article)[1:]:
+                assert word[0] not in ca.VOWELS, item["reference"]
+        assert ref[0][0].isupper() and item["source"].startswith("The ")
+    assert sorted(cells) == sorted(
+        (p, c, a) for p, conditions in ca.CELLS.items() for c, has in conditions.items()
+        for a in (("0", "1") if has else ("0",)))
+    for (phenomenon, condition, attractor), cell in cells.items():
+        assert len(cell) == 24
+        assert sum(i["subject_number"] == "sg" for i in cell) == 12
+        assert len({i["source"] for i in cell}) == 24
+
+
+def test_attractors_have_the_other_number_or_gender(tmp_path):
+    """In an attractor cell every noun between subject and verb has the other number (verbs) or
+    gender (adjectives); without one, the subject's."""
+    words = [n for n in WORDS.nouns]
+    gender = {n.fr[k]: n.gender for n in words for k in ca.NUMBERS}
+    generate(tmp_path, "--per-cell", 12)
+    for item in read_items(tmp_path / "set"):
+        if item["condition"] == "simple":
+            continue
+        ref = item["reference"].replace("'", "' ").split()
+        inner = [k for k, w in enumerate(ref) if w.rstrip(".") in gender][1:]
+        if item["condition"] == "subject-relative" or item["condition"] == "object-relative":
+            inner = inner[:1]
+        assert inner, item
+        for k in inner:
+            if item["phenomenon"] == "verb-number":
+                other = french_number(ref[k - 1]) != item["subject_number"]
+            else:
+                other = gender[ref[k]] != item["subject_gender"]
+            assert other == (item["attractor"] == "1"), item
+
+
+def test_word_list_errors_name_the_line(tmp_path):
+    lines = ca.DEFAULT_WORDS.read_text(encoding="utf-8").splitlines()
+    cases = {
+        "gender": ("noun\tking\tkings\troi\trois\tx", r":\d+: gender 'x' is not m or f"),
+        "same": ("verb\tputs\tput\tmet\tmet", r":\d+: the French forms are the same"),
+        "short": ("adj\tgood\tbon\tbonne", r":\d+: a adj line has 5 fields"),
+    }
+    for name, (bad, message) in cases.items():
+        words = write_lines(tmp_path / f"{name}.tsv", [*lines, bad])
+        proc = generate(tmp_path, "--words", words, check=False)
+        assert proc.returncode != 0
+        assert proc.stderr.startswith(f"contrastive_agreement: error: {words}:{len(lines) + 1}")
+        assert "Traceback" not in proc.stderr
+        assert __import__("re").search(message, proc.stderr), proc.stderr
+
+
+def test_vocabulary_check_refuses_unseen_words(tmp_path):
+    recipe = tmp_path / "recipe"
+    (recipe / "tok").mkdir(parents=True)
+    (recipe / "recipe.json").write_text(json.dumps({"src": "en", "tgt": "fr"}))
+    english, french = WORDS.forms()
+    write_lines(recipe / "tok" / "train.en", [" ".join(sorted(english - {"weeps"}))])
+    write_lines(recipe / "tok" / "train.fr", [" ".join(sorted(french))])
+    proc = generate(tmp_path, "--check-vocabulary", recipe, check=False)
+    assert proc.returncode != 0 and "English ['weeps'], French []" in proc.stderr
+    write_lines(recipe / "tok" / "train.en", [" ".join(sorted(english))])
+    generate(tmp_path, "--check-vocabulary", recipe, "--per-cell", 4)
+    summary = json.loads((tmp_path / "set" / "summary.json").read_text())
+    assert summary["vocabulary_check"]["unseen_en"] == [] and summary["items"] == 14 * 4
+
+
+@pytest.fixture(scope="module")
+def recipe(example, tmp_path_factory):
+    """The example's data as a recipe folder (recipe.json), its trees parsed flat."""
+    work, _ = example
+    (work / "recipe.json").write_text(json.dumps({
+        "pair": "example", "src": "en", "tgt": "fr", "bpe_codes": "bpe/codes",
+        "lowercase": False, "parser": "flat"}))
+    return work
+
+
+def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
+    """Seeds of two models (the same checkpoint): accuracies per cell that the per-item scores
+    give, and a reference above its contrast exactly where the scores say so."""
+    generate(tmp_path, "--per-cell", 4)
+    checkpoint = trained[1]
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+         "--recipe", recipe, *[arg for name in ("a:1", "a:2", "b:1", "b:2")
+                               for arg in ("--checkpoint", f"{name}={checkpoint}")],
+         "--baseline", "b", "--json", out, "--markdown", tmp_path / "table.md",
+         "--scores", tmp_path / "scores"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    rows = (tmp_path / "scores" / "a.s1.tsv").read_text().splitlines()[1:]
+    correct = [int(row.split("\t")[4]) for row in rows]
+    assert len(correct) == 14 * 4
+    assert all((float(r.split("\t")[2]) > float(r.split("\t")[3])) == bool(c)
+               for r, c in zip(rows, correct))
+    table = report["results"]["a:1"]
+    assert table["all items"] == {"accuracy": round(100 * sum(correct) / len(correct), 2),
+                                  "count": len(correct)}
+    assert table["verb-number pp + attractor"]["count"] == 4
+    assert report["results"]["a:1"] == report["results"]["b:2"]
+    test = report["summary"]["a"]["all items"]["vs b"]
+    assert test["mean_difference"] == 0 and test["p_value"] == 1.0
+    assert "| a (2 seeds) |" in (tmp_path / "table.md").read_text()
