@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
+from configs.runner.config import load_config  # noqa: E402
 from report import machine, previous_report, write_json  # noqa: E402
 
 from fairseq_tree.data.recipe import read_recipe  # noqa: E402
@@ -99,7 +100,9 @@ def main(argv=None) -> dict:
     previous = previous_report(args.json)
     runs = [r for r in previous.get("runs", []) if r["pair"] == args.pair]
     data = Path(args.data).resolve()
-    recipe = read_recipe(data / args.pair)
+    # a config's recipe folder may have another name than the config (its ``pair:``)
+    recipe_folder = data / load_config(Path(args.config_dir) / f"{args.pair}.yaml")["pair"]
+    recipe = read_recipe(recipe_folder)
     target = recipe["tgt"]
     keep.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:
@@ -116,7 +119,7 @@ def main(argv=None) -> dict:
             runs = [r for r in runs if not (r["model"] == model and r["seed"] == seed)]
             runs.append({"pair": args.pair, "seed": seed, **row})
             write_json(str(path), {**previous, "runs": runs})  # a finished run is never lost
-    reference = data / args.pair / "ref" / f"test.{target}"
+    reference = recipe_folder / "ref" / f"test.{target}"
     first, paired = args.models[0], []
     for seed in args.seeds:
         for other in args.models[1:]:

