@@ -18,13 +18,20 @@ is in one row, ``all``). Each model scores both translations with the translatio
 parser of the model's recipe (``--recipe``, or ``--recipe-for MODEL=DIR``), tokenised and split
 into its subwords as the training sources were; the targets as the training targets were.
 Sources are parsed once per recipe. Name checkpoints ``MODEL:SEED`` (``bench/agreement.py``'s
-``seed_summary``); ``--scores DIR`` writes each model's two log-probabilities per item.
+``seed_summary``); ``--scores DIR`` writes each model's two log-probabilities per item. Beside
+the accuracies, each checkpoint's training as its folder records it (fairseq-train's
+``train.log``: the valid-loss curve, the best validation, whether it stopped early) and its
+sacreBLEU (``scripts/evaluate.sh``'s ``test-results.json``), where present. A
+``--json`` report already there keeps the results of the checkpoints it scored on the same set
+(same name, same file): a call with more checkpoints scores only the new ones.
 """
 
 import argparse
 import collections
+import hashlib
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,11 +39,11 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agreement import markdown_tables, seed_summary  # noqa: E402
 from agreement_targeted import checkpoint_names  # noqa: E402
-from report import end_report, holm, machine  # noqa: E402
+from compare import valid_curve  # noqa: E402
+from report import end_report, holm, machine, previous_report  # noqa: E402
 
-from fairseq_tree.data.recipe import read_recipe, read_settings  # noqa: E402
+from fairseq_tree.data.recipe import read_recipe  # noqa: E402
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
-from fairseq_tree.parsing.options import recorded_options  # noqa: E402
 
 ALL = "all"
 
@@ -69,31 +76,31 @@ def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], list[str], li
     return (*texts, rows)
 
 
+def set_fingerprint(*columns: list[str]) -> str:
+    """sha256 of the set's lines and rows: results of another set are never kept."""
+    digest = hashlib.sha256()
+    for column in columns:
+        digest.update("\n".join(column).encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
 def row_name(item: dict) -> str:
     """``phenomenon condition`` and ``+ attractor`` for an item that has one."""
     name = " ".join(item[key] for key in ("phenomenon", "condition") if item.get(key)) or ALL
     return name + (" + attractor" if item.get("attractor") == "1" else "")
 
 
-def recipe_parser(folder: str) -> dict:
-    """The parser a recipe made its training trees with, as ``from_pretrained`` keywords."""
-    record = read_recipe(folder)
-    if not record.get("parser"):
-        raise FairseqTreeError(f"{folder}/recipe.json records no parser")
-    options = recorded_options(read_settings(folder).get("parser_arg", []))
-    if record.get("spacy"):
-        options["spacy_model"] = record["spacy"]["model"]
-    return {"parser": record["parser"], "parser_options": options}
-
-
 def load_hub(checkpoint: str, recipe: str):
+    from fairseq_tree.hub import recipe_parser
     from fairseq_tree.models import Tree2SeqModel
 
     path = Path(checkpoint).resolve()
     if not path.is_file():
         raise FairseqTreeError(f"{checkpoint}: no such checkpoint file")
-    return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe,
-                                         **recipe_parser(recipe))
+    parser = recipe_parser(recipe)
+    if not parser:
+        raise FairseqTreeError(f"{recipe}/recipe.json records no parser")
+    return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe, **parser)
 
 
 def accuracy_table(correct: list[bool], rows: list[str]) -> dict:
@@ -137,6 +144,53 @@ def score_models(checkpoints, recipes: dict, sources, references, contrasts, bat
         print(f"{name}: {len(sources)} items scored in {time.time() - started:.0f} s",
               flush=True)
     return scores, trees
+
+
+EARLY_STOP = "early stop since valid performance hasn't improved"
+
+
+def checkpoint_record(path: str) -> dict:
+    """What the checkpoint's folder says of its training and translations: the valid-loss curve
+    of ``train.log`` ((epoch, updates, loss) per validation), its best point, whether the run
+    stopped early (else at its --max-update), and ``test-results.json``'s BLEU."""
+    folder, record = Path(path).parent, {}
+    log = folder / "train.log"
+    if log.is_file():
+        text = log.read_text(encoding="utf-8", errors="replace")
+        curve = valid_curve(text, "loss")
+        if curve:
+            best = min(curve, key=lambda point: point[2])
+            record.update(valid_curve=[list(p) for p in curve], best_valid_loss=best[2],
+                          best_valid_update=best[1], last_update=curve[-1][1],
+                          stopped_early=EARLY_STOP in text)
+    results = folder / "test-results.json"
+    if results.is_file():
+        found = json.loads(results.read_text(encoding="utf-8"))
+        if found.get("checkpoint") in (None, str(Path(path).resolve())):
+            record.update(sacrebleu=found.get("sacrebleu"),
+                          tokenized_bleu=found.get("tokenized_bleu"))
+    return record
+
+
+def bleu_lines(training: dict) -> list[str]:
+    """sacreBLEU and the training's end per model: mean ± sd over its seeds."""
+    by_model = collections.defaultdict(list)
+    for name, record in training.items():
+        by_model[name.partition(":")[0]].append(record)
+    lines = ["| model | sacreBLEU | best valid loss | at update | stopped early |",
+             "|---|---|---|---|---|"]
+    for model, records in by_model.items():
+        def mean_sd(key, digits=2):
+            values = [r[key] for r in records if r.get(key) is not None]
+            if not values:
+                return "-"
+            sd = f" ± {statistics.stdev(values):.{digits}f}" if len(values) > 1 else ""
+            return f"{statistics.mean(values):.{digits}f}{sd}"
+        stopped = sum(bool(r.get("stopped_early")) for r in records)
+        lines.append(f"| {model} ({len(records)}) | {mean_sd('sacrebleu')} | "
+                     f"{mean_sd('best_valid_loss', 3)} | {mean_sd('best_valid_update', 0)} | "
+                     f"{stopped} of {len(records)} |")
+    return lines
 
 
 def holm_corrected(summary: dict, baseline: str | None) -> list[dict]:
@@ -187,29 +241,41 @@ def main(argv=None) -> dict:
     overrides = dict(spec.partition("=")[::2] for spec in args.recipe_for)
     recipes = {name: os.path.abspath(overrides.get(name.partition(":")[0], args.recipe))
                for name, _ in checkpoints}
+    previous = previous_report(args.json)
+    kept = {name: table for name, table in previous.get("results", {}).items()
+            if previous.get("set_fingerprint") and name in dict(checkpoints)
+            and previous["checkpoints"].get(name) == dict(checkpoints)[name]}
     try:
         record = read_recipe(args.recipe)
         sources, references, contrasts, rows = read_set(Path(args.set), record["src"],
                                                         record["tgt"])
-        scores, trees = score_models(checkpoints, recipes, sources, references, contrasts,
-                                     args.batch_size)
+        fingerprint = set_fingerprint(sources, references, contrasts, rows)
+        if previous.get("set_fingerprint") != fingerprint:
+            kept = {}
+        scores, trees = score_models([(n, p) for n, p in checkpoints if n not in kept], recipes,
+                                     sources, references, contrasts, args.batch_size)
     except (FairseqTreeError, OSError) as err:
         sys.exit(f"contrastive.py: error: {err}")
-    results = {name: accuracy_table([r > c for r, c in zip(s["reference"], s["contrast"])],
-                                    rows) for name, s in scores.items()}
+    results = {name: kept.get(name) or accuracy_table(
+        [r > c for r, c in zip(scores[name]["reference"], scores[name]["contrast"])], rows)
+        for name, _ in checkpoints}
     seeded = all(":" in name for name in results)
     summary = seed_summary(results, args.baseline) if seeded else None
+    training = {name: checkpoint_record(path) for name, path in checkpoints}
     lines = markdown_tables(summary, args.baseline) if seeded else [
         "| model | " + " | ".join(next(iter(results.values()))) + " |"] + [
         f"| {name} | " + " | ".join(f"{cell['accuracy']:.2f}" for cell in table.values()) + " |"
         for name, table in results.items()]
+    if any(training.values()):
+        lines += [""] + bleu_lines(training)
     if args.scores:
         write_scores(Path(args.scores), scores, rows, trees, recipes)
     report = {"benchmark": "contrastive translation scoring: reference above contrast",
               "command": " ".join(["bench/contrastive.py", *argv]), "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "set": args.set,
+              "set_fingerprint": fingerprint, "scored_in_this_call": sorted(scores),
               "checkpoints": dict(checkpoints), "recipes": recipes, "results": results,
-              "summary": summary,
+              "summary": summary, "training": training,
               "paired_tests_holm": holm_corrected(summary, args.baseline) if seeded else []}
     if args.markdown:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)

