@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agreement import markdown_tables, seed_summary  # noqa: E402
+from agreement import seed_summary  # noqa: E402
 from agreement_targeted import checkpoint_names  # noqa: E402
 from compare import valid_curve  # noqa: E402
 from report import end_report, holm, machine, previous_report  # noqa: E402
@@ -48,9 +48,10 @@ from fairseq_tree.errors import FairseqTreeError  # noqa: E402
 ALL = "all"
 
 
-def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], list[str], list[str], list[str]]:
-    """Sources, references, contrasts and each item's row name; a missing file or a line
-    count that differs is an error naming the file."""
+def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], ...]:
+    """Sources, references, contrasts, each item's row name and its subject's number ("" where
+    items.tsv does not say); a missing file or a line count that differs is an error naming the
+    file."""
     files = [folder / f"source.{src}", folder / f"reference.{tgt}", folder / f"contrast.{tgt}"]
     texts = []
     for path in files:
@@ -60,7 +61,7 @@ def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], list[str], li
     for path, lines in zip(files[1:], texts[1:]):
         if len(lines) != len(texts[0]):
             raise FairseqTreeError(f"{path}: {len(lines)} lines, {files[0]} {len(texts[0])}")
-    rows = [ALL] * len(texts[0])
+    rows, numbers = [ALL] * len(texts[0]), [""] * len(texts[0])
     items = folder / "items.tsv"
     if items.is_file():
         lines = items.read_text(encoding="utf-8").splitlines()
@@ -72,8 +73,8 @@ def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], list[str], li
             if item.get("source") not in (None, texts[0][k]):
                 raise FairseqTreeError(f"{items}:{k + 2}: its source is not line {k + 1} of "
                                        f"{files[0]}")
-            rows[k] = row_name(item)
-    return (*texts, rows)
+            rows[k], numbers[k] = row_name(item), item.get("subject_number", "")
+    return (*texts, rows, numbers)
 
 
 def set_fingerprint(*columns: list[str]) -> str:
@@ -103,15 +104,21 @@ def load_hub(checkpoint: str, recipe: str):
     return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe, **parser)
 
 
-def accuracy_table(correct: list[bool], rows: list[str]) -> dict:
+def accuracy_table(correct: list[bool], rows: list[str], numbers: list[str]) -> dict:
     """Accuracy (percent) and count per row, rows in their first order, then each phenomenon's
-    and the whole set's."""
+    (and its items' with singular and with plural subjects: a model that prefers one form shows
+    there) and the whole set's."""
     groups, totals = collections.defaultdict(list), collections.defaultdict(list)
-    for ok, row in zip(correct, rows):
+    for ok, row, number in zip(correct, rows, numbers):
         groups[row].append(ok)
         if row != ALL:
             totals[f"{row.split()[0]} (all)"].append(ok)
-    groups.update(totals)
+            if number:
+                totals[f"{row.split()[0]} ({number} subjects)"].append(ok)
+    for phenomenon in dict.fromkeys(row.split()[0] for row in rows if row != ALL):
+        for part in ("all", "sg subjects", "pl subjects"):
+            if f"{phenomenon} ({part})" in totals:
+                groups[f"{phenomenon} ({part})"] = totals[f"{phenomenon} ({part})"]
     if len(groups) > 1:
         groups[f"{ALL} items"] = list(correct)
     return {row: {"accuracy": round(100 * sum(oks) / len(oks), 2), "count": len(oks)}
@@ -193,6 +200,32 @@ def bleu_lines(training: dict) -> list[str]:
     return lines
 
 
+def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[str]:
+    """The seeds' summary with a row per cell and a column per model (mean ± sd), then each
+    model's difference from ``baseline`` (seed-level p, and Holm's over every test)."""
+    models = list(summary)
+    rows = list(next(iter(summary.values())))
+    tested = [m for m in models if m != baseline and any(t["model"] == m for t in tests)]
+    by_key = {(t["model"], t["row"]): t for t in tests}
+    def cell(model, row):
+        c = summary[model][row]
+        return "-" if c["mean"] is None else f"{c['mean']:.2f}" + (
+            "" if c["sd"] is None else f" ± {c['sd']:.2f}")
+    def test(model, row):
+        t = by_key.get((model, row))
+        return "-" if t is None else (f"{t['mean_difference']:+.2f} (p {t['p_value']:.2g}, "
+                                      f"Holm {t['p_holm']:.2g})")
+    seeds = {m: len(next(iter(summary[m].values()))["seeds"]) for m in models}
+    lines = ["| cell (items) | " + " | ".join(f"{m} ({seeds[m]})" for m in models)
+             + "".join(f" | {m} - {baseline}" for m in tested) + " |",
+             "|---" * (1 + len(models) + len(tested)) + "|"]
+    for row in rows:
+        count = summary[models[0]][row]["count"]
+        lines.append(f"| {row} ({count:,}) | " + " | ".join(cell(m, row) for m in models)
+                     + "".join(f" | {test(m, row)}" for m in tested) + " |")
+    return lines
+
+
 def holm_corrected(summary: dict, baseline: str | None) -> list[dict]:
     """Every paired test of the summary, with Holm's adjustment over all of them."""
     tests = [{"model": model, "row": row, "mean_difference": cell[f"vs {baseline}"]
@@ -247,9 +280,9 @@ def main(argv=None) -> dict:
             and previous["checkpoints"].get(name) == dict(checkpoints)[name]}
     try:
         record = read_recipe(args.recipe)
-        sources, references, contrasts, rows = read_set(Path(args.set), record["src"],
+        sources, references, contrasts, rows, numbers = read_set(Path(args.set), record["src"],
                                                         record["tgt"])
-        fingerprint = set_fingerprint(sources, references, contrasts, rows)
+        fingerprint = set_fingerprint(sources, references, contrasts, rows, numbers)
         if previous.get("set_fingerprint") != fingerprint:
             kept = {}
         scores, trees = score_models([(n, p) for n, p in checkpoints if n not in kept], recipes,
@@ -257,15 +290,15 @@ def main(argv=None) -> dict:
     except (FairseqTreeError, OSError) as err:
         sys.exit(f"contrastive.py: error: {err}")
     results = {name: kept.get(name) or accuracy_table(
-        [r > c for r, c in zip(scores[name]["reference"], scores[name]["contrast"])], rows)
+        [r > c for r, c in zip(scores[name]["reference"], scores[name]["contrast"])], rows, numbers)
         for name, _ in checkpoints}
     seeded = all(":" in name for name in results)
     summary = seed_summary(results, args.baseline) if seeded else None
     training = {name: checkpoint_record(path) for name, path in checkpoints}
-    lines = markdown_tables(summary, args.baseline) if seeded else [
-        "| model | " + " | ".join(next(iter(results.values()))) + " |"] + [
-        f"| {name} | " + " | ".join(f"{cell['accuracy']:.2f}" for cell in table.values()) + " |"
-        for name, table in results.items()]
+    tests = holm_corrected(summary, args.baseline) if seeded else []
+    single = {name: {row: {"mean": c["accuracy"], "sd": None, "count": c["count"], "seeds": [0]}
+                     for row, c in table.items()} for name, table in results.items()}
+    lines = cell_table(summary if seeded else single, args.baseline, tests)
     if any(training.values()):
         lines += [""] + bleu_lines(training)
     if args.scores:
@@ -276,7 +309,7 @@ def main(argv=None) -> dict:
               "set_fingerprint": fingerprint, "scored_in_this_call": sorted(scores),
               "checkpoints": dict(checkpoints), "recipes": recipes, "results": results,
               "summary": summary, "training": training,
-              "paired_tests_holm": holm_corrected(summary, args.baseline) if seeded else []}
+              "paired_tests_holm": tests}
     if args.markdown:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(args.markdown).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -161,7 +161,7 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert report["results"]["a:1"] == report["results"]["b:2"]
     test = report["summary"]["a"]["all items"]["vs b"]
     assert test["mean_difference"] == 0 and test["p_value"] == 1.0
-    assert "| a (2 seeds) |" in (tmp_path / "table.md").read_text()
+    assert "| cell (items) | a (2) | b (2) | a - b |" in (tmp_path / "table.md").read_text()
     assert report["scored_in_this_call"] == ["a:1", "a:2", "b:1", "b:2"]
     again = subprocess.run(
         [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
