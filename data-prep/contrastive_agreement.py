@@ -128,10 +128,12 @@ def read_words(path: Path) -> Words:
             gender, flags = fields[5], set(fields[6].split(",")) if len(fields) > 6 else set()
             if gender not in GENDERS:
                 raise WordListError(f"{where}: gender {gender!r} is not m or f")
-            if flags - {"animate", "aspirated"}:
-                raise WordListError(f"{where}: unknown flags {sorted(flags - {'animate', 'aspirated'})}")
-            words.nouns.append(Noun(dict(zip(NUMBERS, fields[1:3])), dict(zip(NUMBERS, fields[3:5])),
-                                    gender, "animate" in flags, "aspirated" in flags))
+            unknown = flags - {"animate", "aspirated"}
+            if unknown:
+                raise WordListError(f"{where}: unknown flags {sorted(unknown)}")
+            words.nouns.append(Noun(dict(zip(NUMBERS, fields[1:3])),
+                                    dict(zip(NUMBERS, fields[3:5])), gender, "animate" in flags,
+                                    "aspirated" in flags))
         elif kind in ("verb", "tverb"):
             verb = Verb(dict(zip(NUMBERS, fields[1:3])), dict(zip(NUMBERS, fields[3:5])))
             if verb.fr["sg"] == verb.fr["pl"]:

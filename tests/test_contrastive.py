@@ -3,6 +3,7 @@ construction, one agreeing word changed per contrast, cells balanced; and bench/
 scoring a set with real checkpoints."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,8 +20,8 @@ WORDS = ca.read_words(ca.DEFAULT_WORDS)
 
 
 def generate(tmp_path, *args, check=True):
-    proc = subprocess.run([sys.executable, GENERATOR, "--output", tmp_path / "set", *map(str, args)],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, GENERATOR, "--output", tmp_path / "set",
+                           *map(str, args)], capture_output=True, text=True)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -44,7 +45,8 @@ def test_every_contrast_changes_the_agreeing_word_only(tmp_path):
     adjective_forms = {form: key for a in WORDS.adjectives for key, form in a.fr.items()}
     cells = {}
     for item in items:
-        cells.setdefault((item["phenomenon"], item["condition"], item["attractor"]), []).append(item)
+        key = (item["phenomenon"], item["condition"], item["attractor"])
+        cells.setdefault(key, []).append(item)
         ref, con = item["reference"].split(), item["contrast"].split()
         assert len(ref) == len(con) and ref[-1].endswith(".")
         changed = [k for k, (a, b) in enumerate(zip(ref, con)) if a != b]
@@ -75,8 +77,7 @@ def test_every_contrast_changes_the_agreeing_word_only(tmp_path):
 def test_attractors_have_the_other_number_or_gender(tmp_path):
     """In an attractor cell every noun between subject and verb has the other number (verbs) or
     gender (adjectives); without one, the subject's."""
-    words = [n for n in WORDS.nouns]
-    gender = {n.fr[k]: n.gender for n in words for k in ca.NUMBERS}
+    gender = {n.fr[k]: n.gender for n in WORDS.nouns for k in ca.NUMBERS}
     generate(tmp_path, "--per-cell", 12)
     for item in read_items(tmp_path / "set"):
         if item["condition"] == "simple":
@@ -107,7 +108,7 @@ def test_word_list_errors_name_the_line(tmp_path):
         assert proc.returncode != 0
         assert proc.stderr.startswith(f"contrastive_agreement: error: {words}:{len(lines) + 1}")
         assert "Traceback" not in proc.stderr
-        assert __import__("re").search(message, proc.stderr), proc.stderr
+        assert re.search(message, proc.stderr), proc.stderr
 
 
 def test_vocabulary_check_refuses_unseen_words(tmp_path):

@@ -33,7 +33,8 @@ BIBLE_MODELS = ["tree2seq", "transformer", "transformer-linearized"]
 BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "bible-fr-en": BIBLE_MODELS, "bible-en-fr-induced": BIBLE_MODELS,
               "bible-fr-en-induced": BIBLE_MODELS, "bible-en-fr-spacy": BIBLE_MODELS,
-              "bible-fr-en-spacy": BIBLE_MODELS,
+              "bible-fr-en-spacy": BIBLE_MODELS, "bible-en-fr-contrastive": BIBLE_MODELS,
+              "bible-en-fr-contrastive-spacy": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
                             "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
                             "tree2seq-released"]}
@@ -133,8 +134,10 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
             assert arch == ("transformer" if model in BASELINE_INPUT else "tree2seq")
             assert exp.task.get("tree-input") == BASELINE_INPUT.get(model)
             assert (exp.generate, exp.average, exp.checkpoints) == \
-                (base.generate, 1, "last")
+                (base.generate, 1, base.checkpoints)
         assert isinstance(base.train["max-update"], int) and base.train["batch-size"] == 64
+        # an early-stopped benchmark is evaluated at its best valid loss, the others at the end
+        assert base.checkpoints == ("best" if base.train.get("patience") else "last"), pair
     for pair in ("bible-en-fr", "bible-fr-en"):  # other trees: the same budget as the base pair's
         for trees in ("induced", "spacy"):
             other = load_experiment(CONFIGS, f"{pair}-{trees}", "tree2seq")
