@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agreement import seed_summary  # noqa: E402
 from agreement_targeted import checkpoint_names  # noqa: E402
 from compare import valid_curve  # noqa: E402
-from report import end_report, holm, machine, previous_report  # noqa: E402
+from report import agreement_t_tests, end_report, holm, machine, previous_report  # noqa: E402
 
 from fairseq_tree.data.recipe import read_recipe  # noqa: E402
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
@@ -91,15 +91,17 @@ def row_name(item: dict) -> str:
     return name + (" + attractor" if item.get("attractor") == "1" else "")
 
 
-def load_hub(checkpoint: str, recipe: str):
+def load_hub(checkpoint: str, recipe: str, parse: bool):
+    """The checkpoint's translation hub; with the recipe's parser when it is to ``parse`` the
+    sources (the other hubs of that recipe score the trees it made)."""
     from fairseq_tree.hub import recipe_parser
     from fairseq_tree.models import Tree2SeqModel
 
     path = Path(checkpoint).resolve()
     if not path.is_file():
         raise FairseqTreeError(f"{checkpoint}: no such checkpoint file")
-    parser = recipe_parser(recipe)
-    if not parser:
+    parser = recipe_parser(recipe) if parse else {}
+    if parse and not parser:
         raise FairseqTreeError(f"{recipe}/recipe.json records no parser")
     return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe, **parser)
 
@@ -132,7 +134,7 @@ def score_models(checkpoints, recipes: dict, sources, references, contrasts, bat
     for name, path in checkpoints:
         recipe = recipes[name]
         started = time.time()
-        hub = load_hub(path, recipe)
+        hub = load_hub(path, recipe, parse=recipe not in trees)
         if recipe not in trees:
             trees[recipe] = []
             for start in range(0, len(sources), batch_size):
@@ -205,8 +207,8 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     model's difference from ``baseline`` (seed-level p, and Holm's over every test)."""
     models = list(summary)
     rows = list(next(iter(summary.values())))
-    tested = [m for m in models if m != baseline and any(t["model"] == m for t in tests)]
-    by_key = {(t["model"], t["row"]): t for t in tests}
+    tested = [m for m in models if m != baseline and any(t["system"] == m for t in tests)]
+    by_key = {(t["system"], t["column"]): t for t in tests}
     def cell(model, row):
         c = summary[model][row]
         return "-" if c["mean"] is None else f"{c['mean']:.2f}" + (
@@ -214,7 +216,7 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     def test(model, row):
         t = by_key.get((model, row))
         return "-" if t is None else (f"{t['mean_difference']:+.2f} (p {t['p_value']:.2g}, "
-                                      f"Holm {t['p_holm']:.2g})")
+                                      f"Holm {t['holm_p_value']:.2g})")
     seeds = {m: len(next(iter(summary[m].values()))["seeds"]) for m in models}
     lines = ["| cell (items) | " + " | ".join(f"{m} ({seeds[m]})" for m in models)
              + "".join(f" | {m} - {baseline}" for m in tested) + " |",
@@ -226,14 +228,13 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     return lines
 
 
-def holm_corrected(summary: dict, baseline: str | None) -> list[dict]:
-    """Every paired test of the summary, with Holm's adjustment over all of them."""
-    tests = [{"model": model, "row": row, "mean_difference": cell[f"vs {baseline}"]
-              ["mean_difference"], "p_value": cell[f"vs {baseline}"]["p_value"]}
-             for model, rows in summary.items() for row, cell in rows.items()
-             if cell.get(f"vs {baseline}") and cell[f"vs {baseline}"]["p_value"] is not None]
+def holm_corrected(summary: dict) -> list[dict]:
+    """Every paired test of the summary (``report.agreement_t_tests``: the same ``vs BASELINE``
+    entries of ``seed_summary``), with Holm's adjusted p over all of them."""
+    tests = [test for test in agreement_t_tests({"summary": {"contrastive": summary}})
+             if test["p_value"] is not None]
     for test, adjusted in zip(tests, holm([t["p_value"] for t in tests])):
-        test["p_holm"] = adjusted
+        test["holm_p_value"] = adjusted
     return tests
 
 
@@ -295,7 +296,7 @@ def main(argv=None) -> dict:
     seeded = all(":" in name for name in results)
     summary = seed_summary(results, args.baseline) if seeded else None
     training = {name: checkpoint_record(path) for name, path in checkpoints}
-    tests = holm_corrected(summary, args.baseline) if seeded else []
+    tests = holm_corrected(summary) if seeded else []
     single = {name: {row: {"mean": c["accuracy"], "sd": None, "count": c["count"], "seeds": [0]}
                      for row, c in table.items()} for name, table in results.items()}
     lines = cell_table(summary if seeded else single, args.baseline, tests)
