@@ -85,6 +85,15 @@ def set_fingerprint(*columns: list[str]) -> str:
     return digest.hexdigest()
 
 
+def checkpoint_fingerprint(path: str) -> str:
+    """sha256 of the checkpoint file: a run trained on under the same path is scored again."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def row_name(item: dict) -> str:
     """``phenomenon condition`` and ``+ attractor`` for an item that has one."""
     name = " ".join(item[key] for key in ("phenomenon", "condition") if item.get(key)) or ALL
@@ -276,10 +285,11 @@ def main(argv=None) -> dict:
     recipes = {name: os.path.abspath(overrides.get(name.partition(":")[0], args.recipe))
                for name, _ in checkpoints}
     previous = previous_report(args.json)
-    kept = {name: table for name, table in previous.get("results", {}).items()
-            if previous.get("set_fingerprint") and name in dict(checkpoints)
-            and previous["checkpoints"].get(name) == dict(checkpoints)[name]}
     try:
+        fingerprints = {name: checkpoint_fingerprint(path) for name, path in checkpoints}
+        kept = {name: table for name, table in previous.get("results", {}).items()
+                if previous.get("set_fingerprint") and name in fingerprints
+                and previous.get("checkpoint_sha256", {}).get(name) == fingerprints[name]}
         record = read_recipe(args.recipe)
         sources, references, contrasts, rows, numbers = read_set(Path(args.set), record["src"],
                                                         record["tgt"])
@@ -308,7 +318,8 @@ def main(argv=None) -> dict:
               "command": " ".join(["bench/contrastive.py", *argv]), "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "set": args.set,
               "set_fingerprint": fingerprint, "scored_in_this_call": sorted(scores),
-              "checkpoints": dict(checkpoints), "recipes": recipes, "results": results,
+              "checkpoints": dict(checkpoints), "checkpoint_sha256": fingerprints,
+              "recipes": recipes, "results": results,
               "summary": summary, "training": training,
               "paired_tests_holm": tests}
     if args.markdown:

@@ -4,13 +4,16 @@ scoring a set with real checkpoints."""
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from conftest import ROOT, write_lines
+from fairseq_tree.checkpoints import load_checkpoint
 
 sys.path.insert(0, str(ROOT / "data-prep"))
 import contrastive_agreement as ca  # noqa: E402
@@ -140,7 +143,8 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     """Seeds of two models (the same checkpoint): accuracies per cell that the per-item scores
     give, and a reference above its contrast exactly where the scores say so."""
     generate(tmp_path, "--per-cell", 4)
-    checkpoint = trained[1]
+    checkpoint = tmp_path / "checkpoint.pt"
+    shutil.copyfile(trained[1], checkpoint)
     out = tmp_path / "report.json"
     proc = subprocess.run(
         [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
@@ -172,3 +176,14 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     resumed = json.loads(out.read_text())
     assert resumed["scored_in_this_call"] == ["c:1"]  # a:1's results are kept
     assert resumed["results"]["c:1"] == resumed["results"]["a:1"] == table
+    # the run trained on under the same path: its results are not kept
+    state = load_checkpoint(checkpoint)
+    state["optimizer_history"][-1]["num_updates"] += 1
+    torch.save(state, checkpoint)
+    retrained = subprocess.run(
+        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+         "--recipe", recipe, "--checkpoint", f"a:1={checkpoint}", "--checkpoint",
+         f"c:1={trained[1]}", "--json", out], capture_output=True, text=True, timeout=600)
+    assert retrained.returncode == 0, retrained.stderr[-3000:]
+    # c:1 moved to a file of the same bytes: kept
+    assert json.loads(out.read_text())["scored_in_this_call"] == ["a:1"]

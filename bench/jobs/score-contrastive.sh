@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Issue 45: the contrastive set scored with every finished run of bench/jobs/issue45-cpu.tsv (a run
-# is finished when bench/seeds.py wrote its JSON), against the Transformer on the leaves. The
-# report keeps what it scored before, so calling it after each seed scores only the new runs.
-#   bash bench/jobs/score-contrastive.sh [OUT_PREFIX]   (default bench/results/contrastive/bible-sample)
+# is finished when bench/seeds.py wrote its JSON in JSON_DIR), against the Transformer on the
+# leaves. The report keeps what it scored before from checkpoints of the same bytes, so calling it
+# after each seed scores only the new runs (and a run trained on is scored again).
+#   bash bench/jobs/score-contrastive.sh [OUT_PREFIX]
+# (default bench/results/contrastive/bible-sample-converged, the early-stopped runs; the runs capped
+# at 2,400 updates, bench/results/contrastive/bible-sample.*, were scored by this script at commit
+# ce8b147 with JSON_DIR=runs/c45/json, from the checkpoints since trained on)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 data=${DATA:-runs/c45}
-out=${1:-bench/results/contrastive/bible-sample}
+out=${1:-bench/results/contrastive/bible-sample-converged}
+jsons=${JSON_DIR:-$data/json-converged}
 [[ -e $data/contrastive/items.tsv ]] || .venv/bin/python data-prep/contrastive_agreement.py \
   --output "$data/contrastive" --check-vocabulary "$data/bible-en-fr-sample"
 args=()
@@ -15,11 +20,11 @@ for seed in 1 2 3; do
              "bible-en-fr-contrastive transformer transformer" \
              "bible-en-fr-contrastive transformer-linearized transformer-linearized"; do
     set -- $run
-    [[ -e $data/json/$1.$2.s$seed.json ]] || continue
+    [[ -e $jsons/$1.$2.s$seed.json ]] || continue
     args+=(--checkpoint "$3:$seed=$data/ckpt/seed-$seed/$1/$2/checkpoint_best.pt")
   done
 done
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} .venv/bin/python bench/contrastive.py \
   --set "$data/contrastive" --recipe "$data/bible-en-fr-sample" \
   --recipe-for tree2seq-spacy="$data/bible-en-fr-sample-spacy" --baseline transformer \
-  --json "$out.json" --markdown "$out.md" --scores "$data/contrastive-scores" "${args[@]}"
+  --json "$out.json" --markdown "$out.md" --scores "${SCORES:-$data/contrastive-scores-converged}" "${args[@]}"
