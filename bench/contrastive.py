@@ -46,12 +46,14 @@ from fairseq_tree.data.recipe import read_recipe  # noqa: E402
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
 
 ALL = "all"
+VALUE_ORDER = ("sg", "pl", "m", "f")
 
 
 def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], ...]:
-    """Sources, references, contrasts, each item's row name and its subject's number ("" where
-    items.tsv does not say); a missing file or a line count that differs is an error naming the
-    file."""
+    """Sources, references, contrasts, each item's row name and its subject's value of the
+    feature its contrast flips (items.tsv's ``feature``, e.g. ``gender`` -> ``subject_gender``;
+    ``subject_number`` where it names none; "" where items.tsv does not say); a missing file or a
+    line count that differs is an error naming the file."""
     files = [folder / f"source.{src}", folder / f"reference.{tgt}", folder / f"contrast.{tgt}"]
     texts = []
     for path in files:
@@ -61,7 +63,7 @@ def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], ...]:
     for path, lines in zip(files[1:], texts[1:]):
         if len(lines) != len(texts[0]):
             raise FairseqTreeError(f"{path}: {len(lines)} lines, {files[0]} {len(texts[0])}")
-    rows, numbers = [ALL] * len(texts[0]), [""] * len(texts[0])
+    rows, values = [ALL] * len(texts[0]), [""] * len(texts[0])
     items = folder / "items.tsv"
     if items.is_file():
         lines = items.read_text(encoding="utf-8").splitlines()
@@ -73,8 +75,9 @@ def read_set(folder: Path, src: str, tgt: str) -> tuple[list[str], ...]:
             if item.get("source") not in (None, texts[0][k]):
                 raise FairseqTreeError(f"{items}:{k + 2}: its source is not line {k + 1} of "
                                        f"{files[0]}")
-            rows[k], numbers[k] = row_name(item), item.get("subject_number", "")
-    return (*texts, rows, numbers)
+            rows[k] = row_name(item)
+            values[k] = item.get(f"subject_{item.get('feature') or 'number'}", "")
+    return (*texts, rows, values)
 
 
 def set_fingerprint(*columns: list[str]) -> str:
@@ -115,19 +118,21 @@ def load_hub(checkpoint: str, recipe: str, parse: bool):
     return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe, **parser)
 
 
-def accuracy_table(correct: list[bool], rows: list[str], numbers: list[str]) -> dict:
+def accuracy_table(correct: list[bool], rows: list[str], values: list[str]) -> dict:
     """Accuracy (percent) and count per row, rows in their first order, then each phenomenon's
-    (and its items' with singular and with plural subjects: a model that prefers one form shows
-    there) and the whole set's."""
+    (and its items' by the subject's value of the agreeing feature, e.g. singular and plural: a
+    model that prefers one form whatever the subject shows there) and the whole set's."""
     groups, totals = collections.defaultdict(list), collections.defaultdict(list)
-    for ok, row, number in zip(correct, rows, numbers):
+    for ok, row, value in zip(correct, rows, values):
         groups[row].append(ok)
         if row != ALL:
             totals[f"{row.split()[0]} (all)"].append(ok)
-            if number:
-                totals[f"{row.split()[0]} ({number} subjects)"].append(ok)
+            if value:
+                totals[f"{row.split()[0]} ({value} subjects)"].append(ok)
+    order = sorted(set(values) - {""},
+                   key=lambda v: (VALUE_ORDER.index(v) if v in VALUE_ORDER else 99, v))
     for phenomenon in dict.fromkeys(row.split()[0] for row in rows if row != ALL):
-        for part in ("all", "sg subjects", "pl subjects"):
+        for part in ("all", *(f"{value} subjects" for value in order)):
             if f"{phenomenon} ({part})" in totals:
                 groups[f"{phenomenon} ({part})"] = totals[f"{phenomenon} ({part})"]
     if len(groups) > 1:
@@ -291,9 +296,9 @@ def main(argv=None) -> dict:
                 if previous.get("set_fingerprint") and name in fingerprints
                 and previous.get("checkpoint_sha256", {}).get(name) == fingerprints[name]}
         record = read_recipe(args.recipe)
-        sources, references, contrasts, rows, numbers = read_set(Path(args.set), record["src"],
+        sources, references, contrasts, rows, values = read_set(Path(args.set), record["src"],
                                                         record["tgt"])
-        fingerprint = set_fingerprint(sources, references, contrasts, rows, numbers)
+        fingerprint = set_fingerprint(sources, references, contrasts, rows, values)
         if previous.get("set_fingerprint") != fingerprint:
             kept = {}
         scores, trees = score_models([(n, p) for n, p in checkpoints if n not in kept], recipes,
@@ -301,7 +306,7 @@ def main(argv=None) -> dict:
     except (FairseqTreeError, OSError) as err:
         sys.exit(f"contrastive.py: error: {err}")
     results = {name: kept.get(name) or accuracy_table(
-        [r > c for r, c in zip(scores[name]["reference"], scores[name]["contrast"])], rows, numbers)
+        [r > c for r, c in zip(scores[name]["reference"], scores[name]["contrast"])], rows, values)
         for name, _ in checkpoints}
     seeded = all(":" in name for name in results)
     summary = seed_summary(results, args.baseline) if seeded else None

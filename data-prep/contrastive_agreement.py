@@ -30,7 +30,8 @@ refuses words that the recipe's tokenised training text (``tok/train.{src,tgt}``
 
 Output folder: ``source.en``, ``reference.fr``, ``contrast.fr`` (line-aligned; what
 ``fairseq-tree-translate --score-targets`` reads), ``items.tsv`` (one item a line: id,
-phenomenon, condition, attractor, subject number and gender, the three sentences) and
+phenomenon, condition, attractor, the feature the contrast flips (``number``, ``gender``), subject
+number and gender, the three sentences) and
 ``summary.json`` (settings, counts per cell, the vocabulary check).
 """
 
@@ -49,8 +50,9 @@ NUMBERS = ("sg", "pl")
 GENDERS = ("m", "f")
 VOWELS = set("aeiouyàâäéèêëîïôöûüùœæ")
 REDRAWS = 50  # draws of a new item before the cell is declared too small for its words
-ITEM_COLUMNS = ("id", "phenomenon", "condition", "attractor", "subject_number",
+ITEM_COLUMNS = ("id", "phenomenon", "condition", "attractor", "feature", "subject_number",
                 "subject_gender", "source", "reference", "contrast")
+FEATURE = {"verb-number": "number", "adjective-gender": "gender"}  # what the contrast flips
 CELLS = {  # phenomenon -> its conditions, and whether each has an attractor cell
     "verb-number": {"simple": False, "pp": True, "subject-relative": True,
                     "object-relative": True, "two-pps": True},
@@ -320,8 +322,9 @@ def write_set(items: list[Item], output: Path, summary: dict):
         (output / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     rows = ["\t".join(ITEM_COLUMNS)]
     for k, i in enumerate(items, start=1):
-        rows.append("\t".join(map(str, (k, i.phenomenon, i.condition, int(i.attractor), i.number,
-                                        i.gender, i.source, i.reference, i.contrast))))
+        rows.append("\t".join(map(str, (k, i.phenomenon, i.condition, int(i.attractor),
+                                        FEATURE[i.phenomenon], i.number, i.gender, i.source,
+                                        i.reference, i.contrast))))
     (output / "items.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     (output / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                          encoding="utf-8")

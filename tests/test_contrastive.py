@@ -57,8 +57,10 @@ def test_every_contrast_changes_the_agreeing_word_only(tmp_path):
         last_ref, last_con = ref[-1][:-1], con[-1][:-1]
         number = item["subject_number"]
         if item["phenomenon"] == "verb-number":
+            assert item["feature"] == "number"
             assert verb_forms[last_ref] == number and verb_forms[last_con] != number
         else:
+            assert item["feature"] == "gender"
             assert adjective_forms[last_ref] == (item["subject_gender"], number)
             assert adjective_forms[last_con] == ("mf".replace(item["subject_gender"], ""), number)
         # French contractions and elision: never "de le", "de les", "le a...", "la e..."
@@ -163,6 +165,16 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert table["all items"] == {"accuracy": round(100 * sum(correct) / len(correct), 2),
                                   "count": len(correct)}
     assert table["verb-number pp + attractor"]["count"] == 4
+    # each phenomenon by the subject's value of the feature it flips
+    items = read_items(tmp_path / "set")
+    for phenomenon, feature, values in (("verb-number", "number", "sg pl"),
+                                        ("adjective-gender", "gender", "m f")):
+        for value in values.split():
+            oks = [ok for ok, item in zip(correct, items) if item["phenomenon"] == phenomenon
+                   and item[f"subject_{feature}"] == value]
+            assert table[f"{phenomenon} ({value} subjects)"] == {
+                "accuracy": round(100 * sum(oks) / len(oks), 2), "count": len(oks)}
+    assert "adjective-gender (sg subjects)" not in table
     assert report["results"]["a:1"] == report["results"]["b:2"]
     test = report["summary"]["a"]["all items"]["vs b"]
     assert test["mean_difference"] == 0 and test["p_value"] == 1.0
