@@ -90,11 +90,8 @@ def set_fingerprint(*columns: list[str]) -> str:
 
 def checkpoint_fingerprint(path: str) -> str:
     """sha256 of the checkpoint file: a run trained on under the same path is scored again."""
-    digest = hashlib.sha256()
     with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def row_name(item: dict) -> str:
