@@ -298,7 +298,8 @@ def generate(words: Words, per_cell: int, seed: int) -> list[Item]:
 
 
 def vocabulary_check(words: Words, recipe: Path) -> dict:
-    """Word forms of the list that the recipe's tokenised training text never holds."""
+    """Word forms of the list that the recipe's tokenised training text never holds, and how
+    often it holds each French form (a model may prefer the frequent form of a pair)."""
     record = json.loads((recipe / "recipe.json").read_text(encoding="utf-8"))
     seen = {}
     for side in ("src", "tgt"):
@@ -311,7 +312,8 @@ def vocabulary_check(words: Words, recipe: Path) -> dict:
     english, french = words.forms()
     return {"recipe": str(recipe),
             "unseen_en": sorted(w for w in english if not seen["src"][w]),
-            "unseen_fr": sorted(w for w in french if not seen["tgt"][w])}
+            "unseen_fr": sorted(w for w in french if not seen["tgt"][w]),
+            "training_counts_fr": {w: seen["tgt"][w] for w in sorted(french)}}
 
 
 def write_set(items: list[Item], output: Path, summary: dict):

@@ -126,9 +126,13 @@ def test_vocabulary_check_refuses_unseen_words(tmp_path):
     proc = generate(tmp_path, "--check-vocabulary", recipe, check=False)
     assert proc.returncode != 0 and "English ['weeps'], French []" in proc.stderr
     write_lines(recipe / "tok" / "train.en", [" ".join(sorted(english))])
+    write_lines(recipe / "tok" / "train.fr", [" ".join(sorted(french)), "grande grande grand"])
     generate(tmp_path, "--check-vocabulary", recipe, "--per-cell", 4)
     summary = json.loads((tmp_path / "set" / "summary.json").read_text())
     assert summary["vocabulary_check"]["unseen_en"] == [] and summary["items"] == 14 * 4
+    counts = summary["vocabulary_check"]["training_counts_fr"]
+    assert counts["grande"] == 3 and counts["grand"] == 2 and counts["bonnes"] == 1
+    assert sorted(counts) == sorted(french)
 
 
 @pytest.fixture(scope="module")
