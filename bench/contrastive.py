@@ -89,7 +89,10 @@ def set_fingerprint(*columns: list[str]) -> str:
 
 
 def checkpoint_fingerprint(path: str) -> str:
-    """sha256 of the checkpoint file: a run trained on under the same path is scored again."""
+    """sha256 of the checkpoint file: a run trained on under the same path is scored again. The
+    first read of every checkpoint, so the one place a missing one is named."""
+    if not Path(path).is_file():
+        raise FairseqTreeError(f"{path}: no such checkpoint file")
     with open(path, "rb") as stream:
         return hashlib.file_digest(stream, "sha256").hexdigest()
 
@@ -107,8 +110,6 @@ def load_hub(checkpoint: str, recipe: str, parse: bool):
     from fairseq_tree.models import Tree2SeqModel
 
     path = Path(checkpoint).resolve()
-    if not path.is_file():
-        raise FairseqTreeError(f"{checkpoint}: no such checkpoint file")
     parser = recipe_parser(recipe) if parse else {}
     if parse and not parser:
         raise FairseqTreeError(f"{recipe}/recipe.json records no parser")

@@ -203,3 +203,15 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert retrained.returncode == 0, retrained.stderr[-3000:]
     # c:1 moved to a file of the same bytes: kept
     assert json.loads(out.read_text())["scored_in_this_call"] == ["a:1"]
+
+
+def test_bench_names_a_missing_checkpoint(recipe, tmp_path):
+    generate(tmp_path, "--per-cell", 2)
+    missing = tmp_path / "none.pt"
+    proc = subprocess.run(
+        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+         "--recipe", recipe, "--checkpoint", f"a:1={missing}"],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().endswith(
+        f"contrastive.py: error: {missing}: no such checkpoint file")
