@@ -2,7 +2,8 @@
 right on an item when it gives the reference translation a higher log-probability than the
 contrast, a minimally different wrong translation. Accuracy per phenomenon, condition and
 attractor, every model; with several seeds the mean ± sd and seed-level paired t-tests against a
-baseline.
+baseline, with Holm's correction over them all (a difference the same for every seed has no
+t-test: the table says so, and it stays out of Holm's family).
 
     python bench/contrastive.py --set data/contrastive-en-fr --recipe data/bible-en-fr-sample \\
         --checkpoint tree2seq:1=checkpoints/seed-1/tree2seq/checkpoint_best.pt ... \\
@@ -219,7 +220,8 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     model's difference from ``baseline`` (seed-level p, and Holm's over every test)."""
     models = list(summary)
     rows = list(next(iter(summary.values())))
-    tested = [m for m in models if m != baseline and any(t["system"] == m for t in tests)]
+    tested = [m for m in models if m != baseline
+              and any(summary[m][row].get(f"vs {baseline}") for row in rows)]
     by_key = {(t["system"], t["column"]): t for t in tests}
     def cell(model, row):
         c = summary[model][row]
@@ -227,8 +229,12 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
             "" if c["sd"] is None else f" ± {c['sd']:.2f}")
     def test(model, row):
         t = by_key.get((model, row))
-        return "-" if t is None else (f"{t['mean_difference']:+.2f} (p {t['p_value']:.2g}, "
-                                      f"Holm {t['holm_p_value']:.2g})")
+        if t is None:
+            untested = summary[model][row].get(f"vs {baseline}")
+            return (f"{untested['mean_difference']:+.2f} (the same every seed: no test)"
+                    if untested and same_every_seed(untested) else "-")
+        return (f"{t['mean_difference']:+.2f} (p {t['p_value']:.2g}, "
+                f"Holm {t['holm_p_value']:.2g})")
     seeds = {m: len(next(iter(summary[m].values()))["seeds"]) for m in models}
     lines = ["| cell (items) | " + " | ".join(f"{m} ({seeds[m]})" for m in models)
              + "".join(f" | {m} - {baseline}" for m in tested) + " |",
@@ -240,11 +246,19 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     return lines
 
 
+def same_every_seed(test: dict) -> bool:
+    """Whether a paired test's differences are the same for every seed (to rounding: the
+    accuracies are rounded to 2 decimals before they are subtracted)."""
+    return test["sd"] is not None and test["sd"] < 1e-9
+
+
 def holm_corrected(summary: dict) -> list[dict]:
     """Every paired test of the summary (``report.agreement_t_tests``: the same ``vs BASELINE``
-    entries of ``seed_summary``), with Holm's adjusted p over all of them."""
+    entries of ``seed_summary``), with Holm's adjusted p over all of them. A difference that is
+    the same for every seed (accuracies move in steps of 0.5 on 200 items, so with two or three
+    seeds this happens) has sd 0 and no t-test: its p of 0 is no evidence, so it is left out."""
     tests = [test for test in agreement_t_tests({"summary": {"contrastive": summary}})
-             if test["p_value"] is not None]
+             if test["p_value"] is not None and not same_every_seed(test)]
     for test, adjusted in zip(tests, holm([t["p_value"] for t in tests])):
         test["holm_p_value"] = adjusted
     return tests

@@ -182,7 +182,9 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert report["results"]["a:1"] == report["results"]["b:2"]
     test = report["summary"]["a"]["all items"]["vs b"]
     assert test["mean_difference"] == 0 and test["p_value"] == 1.0
-    assert "| cell (items) | a (2) | b (2) | a - b |" in (tmp_path / "table.md").read_text()
+    markdown = (tmp_path / "table.md").read_text()
+    assert "| cell (items) | a (2) | b (2) | a - b |" in markdown
+    assert "| +0.00 (the same every seed: no test) |" in markdown  # same checkpoint: no t-test
     assert report["scored_in_this_call"] == ["a:1", "a:2", "b:1", "b:2"]
     again = subprocess.run(
         [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
@@ -215,3 +217,30 @@ def test_bench_names_a_missing_checkpoint(recipe, tmp_path):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith(
         f"contrastive.py: error: {missing}: no such checkpoint file")
+
+
+def test_a_difference_the_same_every_seed_is_not_tested():
+    """Accuracies on 200 items move in steps of 0.5, so two or three seeds can differ from the
+    baseline by the same amount: sd 0, a t of infinity and a p of 0 that is no evidence. The
+    report shows the difference untested and leaves it out of Holm's family."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import agreement
+    import contrastive
+
+    def table(same, varying):
+        return {"same": {"accuracy": same, "count": 200},
+                "varying": {"accuracy": varying, "count": 200}}
+
+    results = {"tree:1": table(60.0, 70.0), "tree:2": table(50.0, 81.0),
+               "base:1": table(57.0, 60.0), "base:2": table(47.0, 62.5)}
+    summary = agreement.seed_summary(results, "base")
+    assert summary["tree"]["same"]["vs base"]["sd"] == 0
+    assert summary["tree"]["same"]["vs base"]["p_value"] == 0  # what the report must not claim
+    tests = contrastive.holm_corrected(summary)
+    assert [(t["system"], t["column"]) for t in tests] == [("tree", "varying")]
+    lines = contrastive.cell_table(summary, "base", tests)
+    assert lines[2] == ("| same (200) | 55.00 ± 7.07 | 52.00 ± 7.07 | "
+                        "+3.00 (the same every seed: no test) |")
+    varying = tests[0]
+    p = f"{varying['p_value']:.2g}"
+    assert lines[3].endswith(f"| +14.25 (p {p}, Holm {p}) |")  # a family of one
