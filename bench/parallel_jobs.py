@@ -9,7 +9,9 @@ order they start; each COMMAND runs with bash, ``OMP_NUM_THREADS=1``, its output
 ``LOGDIR/NAME.log``. No job starts after ``--deadline`` seconds less ``--min-seconds``, and a job
 still running at the deadline is stopped (SIGTERM, then SIGKILL); the JSON (written after every
 job, so a stopped batch loses nothing finished) says which finished, with their return codes and
-seconds, and which were stopped or never started.
+seconds, and which were stopped or never started. SIGTERM to the driver is the deadline brought
+forward: a driver started with ``setsid`` outlives the call that started it, and a later call
+stops it when that call's time runs short.
 """
 
 import argparse
@@ -60,6 +62,8 @@ def main(argv=None):
     logs = Path(args.logs)
     logs.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
+    terminated = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
 
     def report():
@@ -71,7 +75,8 @@ def main(argv=None):
 
     while waiting or running:
         now = time.monotonic() - start
-        while waiting and len(running) < args.slots and now < args.deadline - args.min_seconds:
+        while (waiting and len(running) < args.slots and not terminated
+               and now < args.deadline - args.min_seconds):
             name, command = waiting.pop(0)
             log = open(logs / f"{name}.log", "w", encoding="utf-8")
             proc = subprocess.Popen(["bash", "-c", command], stdout=log, stderr=subprocess.STDOUT,
@@ -87,9 +92,10 @@ def main(argv=None):
                 print(f"[{time.monotonic() - start:6.0f}s] done {name} rc={proc.returncode} "
                       f"{seconds}s", flush=True)
                 report()
-        if time.monotonic() - start >= args.deadline:
+        if terminated or time.monotonic() - start >= args.deadline:
             for name, (proc, began, log) in running.items():
-                print(f"stopping {name} at the deadline", flush=True)
+                print(f"stopping {name} at the {'SIGTERM' if terminated else 'deadline'}",
+                      flush=True)
                 stop(proc)
                 log.close()
             report()
