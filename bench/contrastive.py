@@ -24,7 +24,10 @@ the accuracies, each checkpoint's training as its folder records it (fairseq-tra
 ``train.log``: the valid-loss curve, the best validation, whether it stopped early) and its
 sacreBLEU (``scripts/evaluate.sh``'s ``test-results.json``), where present. A
 ``--json`` report already there keeps the results of the checkpoints it scored on the same set
-(same name, same file): a call with more checkpoints scores only the new ones.
+(same name, same file): a call with more checkpoints scores only the new ones. With
+``--keep-missing``, a named checkpoint whose file is gone (a run trained on another machine, or
+one whose folder was lost) keeps that report's results, sha256 and training record for its name,
+and the report lists it under ``kept_without_file``; without it, a missing file is an error.
 """
 
 import argparse
@@ -96,6 +99,22 @@ def checkpoint_fingerprint(path: str) -> str:
         raise FairseqTreeError(f"{path}: no such checkpoint file")
     with open(path, "rb") as stream:
         return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def kept_without_file(checkpoints: list, previous: dict, report: str | None) -> dict:
+    """``--keep-missing``: the sha256 the previous report recorded for each named checkpoint whose
+    file is gone. Its results are kept as they are for a file of that sha256; one the report
+    never scored is an error, not a silent gap."""
+    missing = {}
+    for name, path in checkpoints:
+        if Path(path).is_file():
+            continue
+        sha = previous.get("checkpoint_sha256", {}).get(name)
+        if not sha or name not in previous.get("results", {}):
+            where = f"no results for {name} in {report}" if report else "no --json report"
+            raise FairseqTreeError(f"{path}: no such checkpoint file, and {where} to keep")
+        missing[name] = sha
+    return missing
 
 
 def row_name(item: dict) -> str:
@@ -288,6 +307,8 @@ def get_parser() -> argparse.ArgumentParser:
                         help="the model every other is tested against, seed by seed")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--scores", metavar="DIR", help="each model's scores of every item")
+    parser.add_argument("--keep-missing", action="store_true",
+                        help="a checkpoint whose file is gone keeps the --json report's results")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--markdown", metavar="FILE")
     return parser
@@ -303,7 +324,11 @@ def main(argv=None) -> dict:
                for name, _ in checkpoints}
     previous = previous_report(args.json)
     try:
-        fingerprints = {name: checkpoint_fingerprint(path) for name, path in checkpoints}
+        missing = kept_without_file(checkpoints, previous, args.json) if args.keep_missing else {}
+        fingerprints = {name: missing.get(name) or checkpoint_fingerprint(path)
+                        for name, path in checkpoints}
+        for name in missing:
+            print(f"{name}: kept from {args.json}, its checkpoint file gone", file=sys.stderr)
         kept = {name: table for name, table in previous.get("results", {}).items()
                 if previous.get("set_fingerprint") and name in fingerprints
                 and previous.get("checkpoint_sha256", {}).get(name) == fingerprints[name]}
@@ -312,6 +337,9 @@ def main(argv=None) -> dict:
                                                         record["tgt"])
         fingerprint = set_fingerprint(sources, references, contrasts, rows, values)
         if previous.get("set_fingerprint") != fingerprint:
+            if missing:
+                raise FairseqTreeError(f"{args.set}: not the set {args.json} was scored on, so "
+                                       f"{', '.join(missing)} (no checkpoint file) cannot be kept")
             kept = {}
         scores, trees = score_models([(n, p) for n, p in checkpoints if n not in kept], recipes,
                                      sources, references, contrasts, args.batch_size)
@@ -322,7 +350,8 @@ def main(argv=None) -> dict:
         for name, _ in checkpoints}
     seeded = all(":" in name for name in results)
     summary = seed_summary(results, args.baseline) if seeded else None
-    training = {name: checkpoint_record(path) for name, path in checkpoints}
+    training = {name: previous.get("training", {}).get(name, {}) if name in missing
+                else checkpoint_record(path) for name, path in checkpoints}
     tests = holm_corrected(summary) if seeded else []
     single = {name: {row: {"mean": c["accuracy"], "sd": None, "count": c["count"], "seeds": [0]}
                      for row, c in table.items()} for name, table in results.items()}
@@ -336,6 +365,7 @@ def main(argv=None) -> dict:
               "date": time.strftime("%Y-%m-%d"), "set": args.set,
               "set_fingerprint": fingerprint, "scored_in_this_call": sorted(scores),
               "checkpoints": dict(checkpoints), "checkpoint_sha256": fingerprints,
+              "kept_without_file": sorted(missing),
               "recipes": recipes, "results": results,
               "summary": summary, "training": training,
               "paired_tests_holm": tests}

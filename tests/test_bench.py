@@ -598,3 +598,26 @@ def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
     assert all(q["within_tolerance"] and q["largest_relative_difference"] == 0
                for q in quality.values())
     assert "| tree2seq |" in report.stdout
+
+
+def test_parallel_jobs_stops_its_jobs_on_sigterm(tmp_path):
+    """SIGTERM to the driver is its deadline brought forward: the running job is stopped, one still
+    waiting never starts, and the JSON says which finished and which did not."""
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text("quick\ttrue\nslow\tsleep 60; touch never-slow\nwaiting\ttouch never-waiting\n")
+    driver = subprocess.Popen(
+        [sys.executable, ROOT / "bench" / "parallel_jobs.py", jobs, "--slots", "1", "--deadline",
+         "600", "--min-seconds", "0", "--logs", tmp_path / "logs", "--json", tmp_path / "jobs.json"],
+        cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    started = time.monotonic()
+    for line in driver.stdout:
+        if "start slow" in line:
+            break
+    driver.terminate()
+    out, _ = driver.communicate(timeout=30)
+    assert time.monotonic() - started < 30
+    report = json.loads((tmp_path / "jobs.json").read_text())
+    assert [job["name"] for job in report["finished"]] == ["quick"]
+    assert report["stopped_or_running"] == ["slow"] and report["not_started"] == ["waiting"]
+    assert "stopping slow at the SIGTERM" in out
+    assert not (tmp_path / "never-slow").exists() and not (tmp_path / "never-waiting").exists()

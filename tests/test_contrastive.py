@@ -205,6 +205,28 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert retrained.returncode == 0, retrained.stderr[-3000:]
     # c:1 moved to a file of the same bytes: kept
     assert json.loads(out.read_text())["scored_in_this_call"] == ["a:1"]
+    scored = json.loads(out.read_text())
+    # a:1's file gone (a run trained elsewhere): kept only when asked, and said so
+    checkpoint.unlink()
+    names = ["--checkpoint", f"a:1={checkpoint}", "--checkpoint", f"c:1={trained[1]}"]
+    base = [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+            "--recipe", recipe, "--json", out]
+    refused = subprocess.run([*base, *names], capture_output=True, text=True, timeout=600)
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().endswith(f"{checkpoint}: no such checkpoint file")
+    kept = subprocess.run([*base, *names, "--keep-missing"], capture_output=True, text=True,
+                          timeout=600)
+    assert kept.returncode == 0, kept.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["scored_in_this_call"] == [] and report["kept_without_file"] == ["a:1"]
+    assert report["results"]["a:1"] == scored["results"]["a:1"]
+    assert report["checkpoint_sha256"]["a:1"] == scored["checkpoint_sha256"]["a:1"]
+    assert report["training"]["a:1"] == scored["training"]["a:1"]
+    never = subprocess.run([*base, *names, "--checkpoint", f"d:1={checkpoint}", "--keep-missing"],
+                           capture_output=True, text=True, timeout=600)
+    assert never.returncode != 0 and "Traceback" not in never.stderr
+    assert never.stderr.strip().endswith(
+        f"{checkpoint}: no such checkpoint file, and no results for d:1 in {out} to keep")
 
 
 def test_bench_names_a_missing_checkpoint(recipe, tmp_path):

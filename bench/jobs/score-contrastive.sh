@@ -2,7 +2,9 @@
 # Issue 45: the contrastive set scored with every finished run of bench/jobs/issue45-cpu.tsv (a run
 # is finished when bench/seeds.py wrote its JSON in JSON_DIR), against the Transformer on the
 # leaves. The report keeps what it scored before from checkpoints of the same bytes, so calling it
-# after each seed scores only the new runs (and a run trained on is scored again).
+# after each seed scores only the new runs (and a run trained on is scored again). A finished run
+# whose checkpoint is gone (trained in an earlier session whose runs/ went with its machine) keeps
+# the report's results for it (--keep-missing; the report lists it under kept_without_file).
 #   bash bench/jobs/score-contrastive.sh [OUT_PREFIX]
 # (default bench/results/contrastive/bible-sample-converged, the early-stopped runs; the runs capped
 # at 2,400 updates, bench/results/contrastive/bible-sample.*, were scored by this script at commit
@@ -27,4 +29,4 @@ done
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} .venv/bin/python bench/contrastive.py \
   --set "$data/contrastive" --recipe "$data/bible-en-fr-sample" \
   --recipe-for tree2seq-spacy="$data/bible-en-fr-sample-spacy" --baseline transformer \
-  --json "$out.json" --markdown "$out.md" --scores "${SCORES:-$data/contrastive-scores-converged}" "${args[@]}"
+  --json "$out.json" --markdown "$out.md" --keep-missing --scores "${SCORES:-$data/contrastive-scores-converged}" "${args[@]}"
