@@ -48,6 +48,7 @@ from report import agreement_t_tests, end_report, holm, machine, previous_report
 
 from fairseq_tree.data.recipe import read_recipe  # noqa: E402
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
+from fairseq_tree.parsing import ParserUnavailable  # noqa: E402
 
 ALL = "all"
 VALUE_ORDER = ("sg", "pl", "m", "f")
@@ -343,7 +344,7 @@ def main(argv=None) -> dict:
             kept = {}
         scores, trees = score_models([(n, p) for n, p in checkpoints if n not in kept], recipes,
                                      sources, references, contrasts, args.batch_size)
-    except (FairseqTreeError, OSError) as err:
+    except (FairseqTreeError, ParserUnavailable, OSError) as err:
         sys.exit(f"contrastive.py: error: {err}")
     results = {name: kept.get(name) or accuracy_table(
         [r > c for r, c in zip(scores[name]["reference"], scores[name]["contrast"])], rows, values)

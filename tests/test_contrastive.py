@@ -3,6 +3,7 @@ construction, one agreeing word changed per contrast, cells balanced; and bench/
 scoring a set with real checkpoints."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -239,6 +240,24 @@ def test_bench_names_a_missing_checkpoint(recipe, tmp_path):
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().endswith(
         f"contrastive.py: error: {missing}: no such checkpoint file")
+
+
+def test_bench_names_a_parser_that_cannot_run(recipe, trained, tmp_path):
+    """A recipe whose parser is missing here (stanza without its models) is one line naming the
+    parser and how to get it, not a traceback from inside the hub."""
+    generate(tmp_path, "--per-cell", 2)
+    other = tmp_path / "recipe"
+    shutil.copytree(recipe, other)
+    record = json.loads((other / "recipe.json").read_text())
+    (other / "recipe.json").write_text(json.dumps({**record, "parser": "stanza"}))
+    env = dict(os.environ, STANZA_RESOURCES_DIR=str(tmp_path / "no-stanza"))
+    proc = subprocess.run(
+        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+         "--recipe", other, "--checkpoint", f"a:1={trained[1]}"],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("contrastive.py: error: stanza models for 'en'"), last
 
 
 def test_a_difference_the_same_every_seed_is_not_tested():
