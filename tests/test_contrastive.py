@@ -204,9 +204,9 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
          "--recipe", recipe, "--checkpoint", f"a:1={checkpoint}", "--checkpoint",
          f"c:1={trained[1]}", "--json", out], capture_output=True, text=True, timeout=600)
     assert retrained.returncode == 0, retrained.stderr[-3000:]
-    # c:1 moved to a file of the same bytes: kept
-    assert json.loads(out.read_text())["scored_in_this_call"] == ["a:1"]
     scored = json.loads(out.read_text())
+    # c:1 moved to a file of the same bytes: kept
+    assert scored["scored_in_this_call"] == ["a:1"]
     # a:1's file gone (a run trained elsewhere): kept only when asked, and said so
     checkpoint.unlink()
     names = ["--checkpoint", f"a:1={checkpoint}", "--checkpoint", f"c:1={trained[1]}"]
