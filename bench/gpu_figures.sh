@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The GPU figures of issue 46, in one device call before DEADLINE seconds: tree2seq at the paper's
-# IWSLT size (tree2seq_iwslt_de_en against fairseq's transformer_iwslt_de_en on the leaves,
-# configs/iwslt13-en-fr.yaml) on the quickstart's data, and the quickstart's own trained models.
-# The steps, in the order of STEPS (default: all of them, in this order):
+# The GPU figures: tree2seq at the paper's IWSLT size (tree2seq_iwslt_de_en against fairseq's
+# transformer_iwslt_de_en on the leaves, configs/iwslt13-en-fr.yaml) on the quickstart's data, and
+# the quickstart's own trained models, before DEADLINE seconds. Give each device call one step
+# (STEPS="account", then STEPS="e2e-4096", ...): a call that runs several loses the last ones
+# to its deadline. The steps, in the order of STEPS (default: all of them, in this order):
+#   account      one update of both models operator by operator, with torch.profiler's CUDA
+#                kernel time of each operator, --fp16 and float32 (bench/operator_account.py)
+#   half         the encoders' error in fp16, bf16 and amp against float32 on the same weights
+#                (bench/half_precision.py)
 #   e2e-4096     fairseq-train's own time per update and target tokens a second, --fp16,
 #                --max-tokens 4096, 50 warm-up updates then 300 (bench/train_end_to_end.py,
 #                E2E_REPEATS runs a model, default 2)
@@ -48,11 +53,11 @@ if [ "${DRY_RUN:-0}" = 1 ]; then
   toy="--encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 --decoder-embed-dim 32"
   toy="$toy --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 --num-workers 0"
   batches="1 4"; max_batches=2; generation="--length 4"
-  quickstart="--generate-arg=--max-len-b=3 -- --max-update 4"
+  quickstart="--generate-arg=--max-len-b=3 -- --max-update 4"; precisions=float32
 else
   device=cuda; updates=350; warmup=50; every=25; small=4096; large=8192; fp16=--fp16; toy=
   sweep="4096 8192 16384 32768 65536 131072 262144"; batches="1 32 128"; max_batches=30
-  generation=; quickstart=
+  generation=; quickstart=; precisions="fp16 float32"
 fi
 { nvidia-smi 2>&1; $PY -c 'import sys, torch; print(sys.version, torch.__version__, torch.version.cuda)'
   uptime; } > "$res/machine.txt" 2>&1
@@ -104,12 +109,23 @@ operator_profile() {
     --profile-rows 30 --json "$res/profile-fp16.json"
 }
 floor_of() { $PY "$root/bench/train_end_to_end.py" --floor-of "$1" --json "${1%.json}-floor.json"; }
-export -f e2e quickstart_models generate memory_sweep operator_profile floor_of
+account() {
+  $PY "$root/bench/operator_account.py" --device $device --data "$data_bin" --sizes iwslt \
+    --precisions $precisions --train-args="$toy --max-tokens $small" --kernel-times \
+    --json "$res/account.json"
+}
+half_error() {
+  $PY "$root/bench/half_precision.py" --device $device --data "$data_bin" \
+    --train-args="$toy" --json "$res/half-precision.json"
+}
+export -f e2e quickstart_models generate memory_sweep operator_profile floor_of account half_error
 export PY root device data data_bin res checkpoints updates warmup every small quickstart fp16 \
-  toy batches max_batches generation sweep
+  toy batches max_batches generation sweep precisions
 
-for name in ${STEPS:-e2e-4096 e2e-8192 fp32 checkpoints generation sweep profile floors}; do
+for name in ${STEPS:-account e2e-4096 fp32 checkpoints generation half e2e-8192 sweep profile floors}; do
   case $name in
+    account) step account 60 account ;;
+    half) step half 60 half_error ;;
     e2e-4096) step e2e-4096 25 e2e fp16 $small "${E2E_REPEATS:-2}" ;;
     e2e-8192) step e2e-8192 30 e2e fp16 $large 1 ;;
     fp32) step fp32 30 e2e fp32 $small 1 ;;

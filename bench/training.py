@@ -270,15 +270,25 @@ def printed(report) -> list:
     return lines
 
 
-def get_parser() -> argparse.ArgumentParser:
-    parser = data_bin_parser(__doc__.split("\n")[0])
+def config_parser(description: str) -> argparse.ArgumentParser:
+    """The options of a benchmark that builds both models from an experiment config: the
+    data-bin (``data_bin_parser``), ``--config``, ``--config-dir``, ``--train-args``, ``--device``
+    and ``--json``."""
+    parser = data_bin_parser(description)
     parser.add_argument("--config", default="bible-en-fr-sample",
                         help="experiment config whose tree2seq and transformer models are trained")
     parser.add_argument("--config-dir", default=str(ROOT / "configs"))
-    parser.add_argument("--archs", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),
-                        help="these architectures at their own sizes instead of the config's")
     parser.add_argument("--train-args", default="",
                         help="more fairseq-train flags for both models, one string (e.g. --bf16)")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    return parser
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = config_parser(__doc__.split("\n")[0])
+    parser.add_argument("--archs", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),
+                        help="these architectures at their own sizes instead of the config's")
     parser.add_argument("--batches", type=int, default=10, help="training batches measured")
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over the batches")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
@@ -287,12 +297,10 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--profile", action="store_true",
                         help="also print (and report) the top operators of each model")
     parser.add_argument("--profile-rows", type=int, default=25)
-    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--max-tokens-sweep", type=int, nargs="+", metavar="N",
                         help="instead of timing: the peak CUDA memory of an update of the "
                         "largest batch at each --max-tokens N, each model alone, up to the "
                         "first that does not fit")
-    parser.add_argument("--json", metavar="FILE", help="also write the results here")
     return parser
 
 

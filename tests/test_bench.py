@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import accumulation  # noqa: E402
 import compare  # noqa: E402
 import generation  # noqa: E402
+import operator_account  # noqa: E402
 import parameters  # noqa: E402
 import train_end_to_end  # noqa: E402
 import training  # noqa: E402
@@ -195,6 +196,36 @@ def test_training_benchmark_compares_the_same_batches(tmp_path, capsys, monkeypa
     assert printed.rstrip().splitlines()[-1].startswith("tree/plain")
     # every update builds its batch's plan, as in a real run (new tensors each update)
     assert calls["plans"] == calls["tree updates"] == 2 * 2 + 1 + 2 + 2  # timed, peak, FLOPs, profile
+
+
+def test_operator_account_of_one_update_at_the_iwslt_size(tmp_path):
+    """bench/operator_account.py at the paper's IWSLT size, in float32 and as
+    --memory-efficient-fp16 runs on the CPU: one whole update of tree2seq dispatches at most 1.10x
+    the operators of fairseq's Transformer on the same sentences; the tree-specific ones are
+    named by the functions that call them, none reads the device in the forward, and no
+    accumulating scatter of the tree path adds into half precision."""
+    report = operator_account.main(["--sizes", "iwslt", "--precisions", "float32",
+                                    "memory-efficient-fp16", "--device", "cpu",
+                                    "--json", str(tmp_path / "account.json")])
+    assert json.loads((tmp_path / "account.json").read_text()) == report
+    for key, cell in report["results"].items():
+        tree, plain = cell["tree2seq"], cell["transformer"]
+        assert "--arch tree2seq_iwslt_de_en" in tree["fairseq_train_args"]
+        assert "--arch transformer_iwslt_de_en" in plain["fairseq_train_args"]
+        assert cell["tree2seq/transformer"]["operators"] == tree["operators"] / plain["operators"]
+        assert cell["tree2seq/transformer"]["operators"] <= 1.10, key
+        for account in (tree, plain):
+            assert sum(account["by_phase"].values()) == account["operators"]
+            assert set(account["by_phase"]) == {"forward", "backward", "optimizer"}
+        assert plain["tree_specific"]["operators"] == 0 < tree["tree_specific"]["operators"]
+        assert "forward: fairseq_tree/modules/hierarchical_accumulation.py:accumulate_values: bmm" \
+            in tree["tree_specific"]["by_caller"]
+        assert tree["tree_forward_host_reads"] == []
+        tree_scatters = [s for s in tree["accumulating_scatters"]
+                         if s["caller"].startswith("fairseq_tree/modules/")]
+        assert tree_scatters and all(s["dtype"] == "float32" for s in tree_scatters)
+    half = report["results"]["iwslt memory-efficient-fp16"]["tree2seq"]
+    assert half["in_half"]["tree_specific"] > 0  # the tree path does run in half
 
 
 def test_parameter_report_matches_the_models(tmp_path):
@@ -553,9 +584,10 @@ def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_n
 
 
 def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
-    """bench/gpu_figures.sh with DRY_RUN=1: its steps at toy sizes on the CPU (fairseq-train
-    timed through bench/measured_train.py, the float32 runs, the memory sweep's plumbing, the
-    floors counted afterwards from the reports), then bench/gpu_figures.py's tables."""
+    """bench/gpu_figures.sh with DRY_RUN=1: its steps at toy sizes on the CPU (the operator
+    account, fairseq-train timed through bench/measured_train.py, the float32 runs, the half-
+    precision error, the memory sweep's plumbing, the floors counted afterwards from the
+    reports), then bench/gpu_figures.py's tables."""
     data = tmp_path / "data" / "bible-en-fr-sample"
     data.mkdir(parents=True)
     (data / "data-bin").symlink_to(example[0] / "data-bin")
@@ -564,10 +596,14 @@ def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
         ["bash", str(ROOT / "bench" / "gpu_figures.sh")], capture_output=True, text=True,
         env=dict(os.environ, DRY_RUN="1", DATA=str(tmp_path / "data"), RESULTS=str(results),
                  OUT=str(tmp_path / "out"), PYTHON=sys.executable, DEADLINE="1200",
-                 STEPS="e2e-4096 fp32 sweep floors", PATH=f"{Path(sys.executable).parent}:"
-                 + os.environ["PATH"]), timeout=1500)
+                 STEPS="account e2e-4096 fp32 half sweep floors",
+                 PATH=f"{Path(sys.executable).parent}:" + os.environ["PATH"]), timeout=1500)
     steps = (results / "steps.txt").read_text()
-    assert proc.returncode == 0 and steps.count(": exit 0 after") == 4, steps
+    assert proc.returncode == 0 and steps.count(": exit 0 after") == 6, steps
+    account = json.loads((results / "account.json").read_text())
+    assert list(account["results"]) == ["iwslt float32"]
+    assert set(json.loads((results / "half-precision.json").read_text())["results"]) == {
+        "float16", "bfloat16", "amp"}
     assert (tmp_path / "out" / "gpu-figures.tgz").stat().st_size > 0  # what a device call returns
     timed = json.loads((results / "e2e-fp16-512-floor.json").read_text())
     for name in train_end_to_end.MODELS:

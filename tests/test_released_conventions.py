@@ -162,8 +162,11 @@ def test_released_attention_equals_the_literal_reference():
         leaf_values.transpose(0, 1), node_values.transpose(0, 1), spans, weights,
         embedding.vertical.detach(), embedding.horizontal.detach(),
         path_count_average=True, root_depth_index=True)
-    with torch.no_grad():
-        fast = attention.accumulated_node_values(tree, leaf_states, leaf_values, node_values)
+    with torch.no_grad():  # the nodes' w count for nothing: large ones show it
+        unit_weights = torch.cat([attention.leaf_weights(leaf_states),
+                                  1e6 * torch.randn(m, 3, 2, dtype=torch.float64)])
+        fast = attention.accumulated_node_values(tree, torch.cat([leaf_values, node_values]),
+                                                 unit_weights)
     torch.testing.assert_close(fast.transpose(0, 1), literal, rtol=0, atol=1e-9)
     assert embedding.rows == RELEASED_EMBEDDING_ROWS and len(chain) > 50
 

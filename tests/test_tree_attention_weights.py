@@ -80,9 +80,8 @@ def test_self_attention_weights_cover_what_each_query_sees(calls, no_subtree_mas
         assert heads[:, :, :tree.num_leaves, tree.num_leaves:].abs().max() == 0
         n = tree.num_leaves
         _, _, values = module.project(query, module.q_proj, module.k_proj, module.v_proj)
-        leaf_values, node_values = values.split([n, tree.num_nodes])
-        node_values = module.accumulated_node_values(tree, query[:n], leaf_values, node_values)
-        values = module.split_heads(torch.cat([leaf_values, node_values]))
+        node_values = module.accumulated_node_values(tree, values, module.leaf_weights(query))
+        values = module.split_heads(torch.cat([values[:n], node_values]))
         torch.testing.assert_close(output_from(module, heads, values), plain, rtol=0, atol=1e-12)
         checked += 1
     assert checked == 2

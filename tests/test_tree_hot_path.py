@@ -3,6 +3,7 @@ that would, happens once per batch when the plan is built), the plan and masks a
 batch, and beam search keeps one source memory per sentence."""
 
 import random
+import sys
 
 import pytest
 import torch
@@ -11,25 +12,12 @@ from fairseq.sequence_generator import SequenceGenerator
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import fairseq_tree.modules.source_tree as source_tree
+from conftest import ROOT
 from fairseq_tree.modules.tree_attention import TreeCrossAttention
 from model_helpers import build_model, collate, random_examples, tree_dictionary
 
-aten = torch.ops.aten
-# Operations whose result the host must read before going on: on a GPU each one waits for the
-# device (what torch.cuda.set_sync_debug_mode reports). .item(), bool(), int() and float() of
-# a tensor all dispatch to _local_scalar_dense.
-SYNCING = {aten._local_scalar_dense, aten.nonzero, aten.masked_select, aten.unique_consecutive,
-           aten._unique2, aten.unique_dim}
-
-
-def host_reads(func, args) -> bool:
-    if func.overloadpacket in SYNCING:
-        return True
-    if func is aten.repeat_interleave.Tensor:  # counts given as a tensor
-        return True
-    if func.overloadpacket in (aten.index, aten.index_put, aten.index_put_):  # boolean masks
-        return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in args[1])
-    return False
+sys.path.insert(0, str(ROOT / "bench"))
+from operator_account import host_reads  # noqa: E402  (what would wait for a GPU)
 
 
 class HostSyncs(TorchDispatchMode):
@@ -85,10 +73,11 @@ def dictionary():
     return tree_dictionary()
 
 
-def test_layers_never_wait_for_the_device_in_training(dictionary, syncs):
-    """Forward and backward of a training batch: no tree layer reads a device value; the
-    encoder does, once, when it builds the batch's plan before its layers (which shows the
-    check sees such reads)."""
+def test_tree_path_never_waits_for_the_device_in_training(dictionary, syncs):
+    """Forward and backward of a training batch as the collater makes it: nothing of the tree
+    path reads a device value, neither the layers nor the encoder that builds the batch's plan
+    (the collater counted the embedding paths on the CPU). fairseq's positional embeddings do
+    read one, in the Transformer as here: that shows the check sees such reads."""
     torch.manual_seed(3)
     model = build_model(dictionary, attention_dropout=0.1)
     for module in model.modules():  # training as it is run: with dropout
@@ -97,6 +86,8 @@ def test_layers_never_wait_for_the_device_in_training(dictionary, syncs):
     batch = collate(random_examples(random.Random(20), dictionary, 6), dictionary)
     hooks = syncs.watch([*model.encoder.layers, *model.decoder.layers], "layer")
     hooks += syncs.watch([model.encoder], "encoder")
+    hooks += syncs.watch([model.encoder.embed_positions, model.decoder.embed_positions],
+                         "positions")
     with syncs:
         log_probs = model.get_normalized_probs(model(**batch["net_input"]), log_probs=True)
         syncs.scopes.append(("backward", 0))
@@ -108,13 +99,35 @@ def test_layers_never_wait_for_the_device_in_training(dictionary, syncs):
     assert len(layers) == len(model.encoder.layers) + len(model.decoder.layers)
     assert list(layers.values()) == [[]] * len(layers)
     assert [what for scope, what in syncs.seen if scope == ("backward", 0)] == []
+    assert list(syncs.reads("encoder").values()) == [[]]
+    assert any(syncs.reads("positions").values())
+
+
+def test_without_collated_paths_the_encoder_finds_them(dictionary, syncs):
+    """A batch made without the collater (no ``src_embedding_paths``) gives the same output; the
+    encoder then counts the paths itself, which reads the device (once, before its layers)."""
+    torch.manual_seed(5)
+    model = build_model(dictionary).eval()
+    net_input = collate(random_examples(random.Random(23), dictionary, 5), dictionary)["net_input"]
+    encoder_input = {k: v for k, v in net_input.items() if k != "prev_output_tokens"}
+    bare = {k: v for k, v in encoder_input.items() if k != "src_embedding_paths"}
+    bare["src_node_spans"] = bare["src_node_spans"].clone()  # plans are kept by spans tensor
+    with torch.no_grad():
+        collated = model.encoder(**encoder_input)["encoder_nodes"][0]
+        hooks = syncs.watch([model.encoder], "encoder")
+        with syncs:
+            found = model.encoder(**bare)["encoder_nodes"][0]
+    for hook in hooks:
+        hook.remove()
+    torch.testing.assert_close(found, collated, rtol=0, atol=0)
     encoder, = syncs.reads("encoder").values()
     assert "aten.nonzero.default" in encoder  # the plan's (i, t) pairs
 
 
-def test_beam_search_layers_wait_only_when_the_memory_is_built(dictionary, syncs):
-    """In beam search the decoder layers read device values only at the first step, when the
-    plan of the sentences' trees is built for their cached memory."""
+def test_beam_search_layers_never_wait_for_the_device(dictionary, syncs):
+    """In beam search the decoder layers read no device value, not even at the first step,
+    when the plan of the sentences' trees is built for their cached memory: the paths travel
+    with the encoder's output and are reordered with it."""
     torch.manual_seed(4)
     model = build_model(dictionary).eval()
     batch = collate(random_examples(random.Random(21), dictionary, 3), dictionary)
@@ -126,8 +139,7 @@ def test_beam_search_layers_wait_only_when_the_memory_is_built(dictionary, syncs
         hook.remove()
     calls = list(syncs.reads("layer").values())
     assert len(calls) == 7 * len(model.decoder.layers)  # 6 tokens and EOS
-    assert "aten.nonzero.default" in calls[0]
-    assert calls[1:] == [[]] * (len(calls) - 1)
+    assert calls == [[]] * len(calls)
 
 
 def test_one_plan_and_one_set_of_masks_per_batch(dictionary, monkeypatch):
@@ -146,8 +158,8 @@ def test_one_plan_and_one_set_of_masks_per_batch(dictionary, monkeypatch):
     batch = collate(random_examples(random.Random(22), dictionary, 4), dictionary)
     model(**batch["net_input"])[0].sum().backward()
     assert len(model.encoder.layers) > 1 and len(model.decoder.layers) > 1
-    # leaf queries, node queries (encoder); the memory's key padding (decoder)
-    assert built == {"plans": 1, "masks": 3}
+    # the units' queries (encoder); the memory's key padding (decoder)
+    assert built == {"plans": 1, "masks": 2}
 
 
 def prefer_eos(model, dictionary, bonus: float):

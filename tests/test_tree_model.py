@@ -8,7 +8,7 @@ import torch
 from fairseq.sequence_generator import SequenceGenerator
 
 from fairseq_tree.modules.source_tree import SourceTree
-from fairseq_tree.modules.tree_attention import TreeCrossAttention
+from fairseq_tree.modules.tree_attention import HierarchicalEmbedding, TreeCrossAttention
 from model_helpers import build_model, collate, random_examples, tree_dictionary
 from tree_reference import literal_self_attention_visibility, padded_batch, random_spans
 
@@ -102,11 +102,16 @@ def test_gradients_reach_every_tree_parameter(dictionary):
         name: p for name, p in model.named_parameters()
         if "leaf_weight" in name or "hierarchical_embedding" in name
     }
-    # u_s, E^v, E^h in each of 2 encoder layers; u_c, E^v, E^h in each of 2 decoder layers.
-    assert sum("encoder." in name for name in tree_parameters) == 6
-    assert sum("decoder." in name for name in tree_parameters) == 6
+    # u_s and the table [E^v; E^h] in each of 2 encoder layers; u_c and [E^v; E^h] in each of
+    # 2 decoder layers.
+    assert sum("encoder." in name for name in tree_parameters) == 4
+    assert sum("decoder." in name for name in tree_parameters) == 4
     for name, parameter in tree_parameters.items():
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+    for module in model.modules():
+        if isinstance(module, HierarchicalEmbedding):  # both tables of the one parameter
+            vertical, horizontal = module.weight.grad
+            assert vertical.abs().sum() > 0 and horizontal.abs().sum() > 0
     labels = batch["net_input"]["src_node_labels"]
     label_rows = model.encoder.embed_tokens.weight.grad[labels[labels.ne(dictionary.pad())]]
     assert label_rows.abs().sum(dim=1).gt(0).all()

@@ -394,7 +394,7 @@ def load(data: str, path: str):
         [path], arg_overrides={"data": data})
     model = models[0]
     if getattr(task.cfg, "tree_input", "tree") != "tree" or not hasattr(model.encoder,
-                                                                         "embed_nodes"):
+                                                                         "embed_units"):
         raise CliError(f"{path}: not a tree2seq model reading trees (nothing to analyze)")
     return model, task
 

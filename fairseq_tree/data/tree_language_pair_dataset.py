@@ -7,6 +7,7 @@ import torch
 from fairseq.data import LanguagePairDataset
 
 from fairseq_tree.data.complete_batches import KeepsLastBatch
+from fairseq_tree.data.tree_paths import embedding_paths
 
 
 class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
@@ -24,7 +25,10 @@ class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
     * ``src_node_labels`` (B x M): label ids, padded with ``pad``;
     * ``src_node_spans`` (B x M x 2): spans as *column indices into* ``src_tokens`` (shifted by the
       left padding where ``left_pad_source``), padded with the empty span ``[0, 0)``, so a padded
-      node covers no leaf and a real node never covers a padded leaf.
+      node covers no leaf and a real node never covers a padded leaf;
+    * ``src_embedding_paths`` (B x P x 5): the paths of the hierarchical embeddings of those
+      spans (``tree_paths.embedding_paths``), computed here, on the CPU, so that the model does
+      not wait for the device to count them.
     """
 
     def __init__(self, src, src_sizes, src_dict, node_labels, node_spans, *args, **kwargs):
@@ -73,6 +77,7 @@ class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
         )
         batch["net_input"]["src_node_labels"] = labels
         batch["net_input"]["src_node_spans"] = spans
+        batch["net_input"]["src_embedding_paths"] = embedding_paths(spans)
         return batch
 
     @property

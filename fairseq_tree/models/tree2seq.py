@@ -88,11 +88,13 @@ class Tree2SeqModel(TransformerModel):
     def forward(self, src_tokens: Tensor, src_lengths: Tensor, prev_output_tokens: Tensor,
                 src_node_labels: Optional[Tensor] = None, src_node_spans: Optional[Tensor] = None,
                 return_all_hiddens: bool = True, features_only: bool = False,
-                alignment_layer: Optional[int] = None, alignment_heads: Optional[int] = None):
+                alignment_layer: Optional[int] = None, alignment_heads: Optional[int] = None,
+                src_embedding_paths: Optional[Tensor] = None):
         """fairseq's encoder-decoder forward, with the source tree passed to the encoder."""
         encoder_out = self.encoder(
             src_tokens, src_lengths=src_lengths, src_node_labels=src_node_labels,
             src_node_spans=src_node_spans, return_all_hiddens=return_all_hiddens,
+            src_embedding_paths=src_embedding_paths,
         )
         return self.decoder(
             prev_output_tokens, encoder_out=encoder_out, features_only=features_only,

@@ -42,6 +42,7 @@ class TreeDecoder(TransformerDecoderBase):
             raise ValueError("the tree2seq decoder needs the output of the tree encoder")
         tree = SourceTree.from_batch(
             encoder_out["encoder_padding_mask"][0], encoder_out["src_node_spans"][0],
+            next(iter(encoder_out.get("src_embedding_paths", [])), None),
             leaves=encoder_out["encoder_out"][0], nodes=encoder_out["encoder_nodes"][0],
         )
         return self.extract_features_scriptable(

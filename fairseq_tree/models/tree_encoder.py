@@ -3,6 +3,7 @@
 from typing import Dict, List, Optional
 
 import torch
+import torch.nn.functional as F
 from fairseq.distributed import fsdp_wrap
 from fairseq.models.transformer import TransformerEncoderBase
 from torch import Tensor
@@ -45,22 +46,39 @@ class TreeEncoder(TransformerEncoderBase):
         )
         return wrap_layer(layer, cfg)
 
-    def embed_nodes(self, node_labels: Tensor) -> Tensor:
-        """B x M label ids -> B x M x C node inputs (scaled label embeddings, no positions)."""
-        x = self.embed_scale * self.embed_tokens(node_labels)
+    def embed_units(self, src_tokens: Tensor, node_labels: Tensor,
+                    token_embeddings: Optional[Tensor] = None):
+        """fairseq's ``forward_embedding`` of the leaves and the nodes together: B x N leaf ids
+        and B x M label ids -> B x (N+M) x C inputs, scaled embeddings looked up at once, the
+        leaves' positions added (nodes have none), then fairseq's embedding LayerNorm, dropout
+        and quant-noise over all; and the leaves' scaled embeddings (``encoder_embedding``).
+        ``token_embeddings`` (B x N x C), when given, stand for the leaves' lookup."""
+        if token_embeddings is None:
+            looked_up = self.embed_tokens(torch.cat([src_tokens, node_labels], dim=1))
+        else:
+            looked_up = torch.cat([token_embeddings, self.embed_tokens(node_labels)], dim=1)
+        x = embed = self.embed_scale * looked_up
+        if self.embed_positions is not None:
+            x = embed + F.pad(self.embed_positions(src_tokens), (0, 0, 0, node_labels.size(1)))
         if self.layernorm_embedding is not None:
             x = self.layernorm_embedding(x)
         x = self.dropout_module(x)
-        return x if self.quant_noise is None else self.quant_noise(x)
+        if self.quant_noise is not None:
+            x = self.quant_noise(x)
+        return x, embed[:, :src_tokens.size(1)]
 
     def forward(self, src_tokens: Tensor, src_lengths: Optional[Tensor] = None,
                 src_node_labels: Optional[Tensor] = None, src_node_spans: Optional[Tensor] = None,
-                return_all_hiddens: bool = False, token_embeddings: Optional[Tensor] = None):
+                return_all_hiddens: bool = False, token_embeddings: Optional[Tensor] = None,
+                src_embedding_paths: Optional[Tensor] = None):
         """
         Args:
             src_tokens: B x N leaf ids (EOS last, padded); src_node_labels: B x M label ids;
             src_node_spans: B x M x 2 ``[start, end)`` column indices into ``src_tokens``
-                (padded nodes ``[0, 0)``), as ``TreeLanguagePairDataset`` collates them.
+                (padded nodes ``[0, 0)``), as ``TreeLanguagePairDataset`` collates them;
+            src_embedding_paths: B x P x 5, the paths of the hierarchical embeddings
+                (``data.tree_paths.embedding_paths`` of the spans), as the collater gives them;
+                without them the plan finds them, which waits for the device on a GPU.
         Returns:
             fairseq's encoder output dict, whose ``encoder_out`` holds the leaves, plus
             ``encoder_nodes`` (M x B x C), ``encoder_node_padding_mask`` (B x M) and
@@ -74,12 +92,10 @@ class TreeEncoder(TransformerEncoderBase):
                 "sequence model with --tree-input leaves-only (fairseq's transformer or roberta)"
             )
         leaf_padding = src_tokens.eq(self.padding_idx)
-        tree = SourceTree.from_batch(leaf_padding, src_node_spans)
-        leaves, leaf_embedding = self.forward_embedding(src_tokens, token_embeddings)
-        nodes = self.embed_nodes(src_node_labels)
-        x = torch.cat([leaves.transpose(0, 1), nodes.transpose(0, 1)], dim=0)  # (N+M) x B x C
+        tree = SourceTree.from_batch(leaf_padding, src_node_spans, src_embedding_paths)
+        x, leaf_embedding = self.embed_units(src_tokens, src_node_labels, token_embeddings)
         padding = torch.cat([leaf_padding, tree.node_padding_mask], dim=1)
-        x = x.masked_fill(padding.t().unsqueeze(-1), 0.0)
+        x = x.masked_fill(padding.unsqueeze(-1), 0.0).transpose(0, 1).contiguous()  # (N+M) x B x C
         if self.layers:
             self.layers[0].self_attn.prepare(tree, compute_dtype(x))
 
@@ -102,12 +118,13 @@ class TreeEncoder(TransformerEncoderBase):
             "encoder_nodes": [x[n:]],  # M x B x C
             "encoder_node_padding_mask": [tree.node_padding_mask],  # B x M
             "src_node_spans": [src_node_spans],  # B x M x 2
+            "src_embedding_paths": [] if src_embedding_paths is None else [src_embedding_paths],
         }
 
     def reorder_encoder_out(self, encoder_out: Dict[str, List[Tensor]], new_order: Tensor):
         """fairseq's reordering of the leaf outputs, plus the nodes and spans."""
         reordered = super().reorder_encoder_out(encoder_out, new_order)
         reordered["encoder_nodes"] = [encoder_out["encoder_nodes"][0].index_select(1, new_order)]
-        for key in ("encoder_node_padding_mask", "src_node_spans"):
-            reordered[key] = [encoder_out[key][0].index_select(0, new_order)]
+        for key in ("encoder_node_padding_mask", "src_node_spans", "src_embedding_paths"):
+            reordered[key] = [x.index_select(0, new_order) for x in encoder_out.get(key, [])]
         return reordered

@@ -7,7 +7,7 @@ each query over the attention's keys, B x T x S averaged over heads, or H x B x 
 with ``need_head_weights`` (``returned_weights``). Weights are computed only when asked.
 """
 
-from typing import Optional, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -39,12 +39,16 @@ class MultiheadProjections(nn.Module):
         self.v_proj = nn.Linear(kdim, embed_dim)
         self.out_proj = nn.Linear(embed_dim, embed_dim)
 
-    def project(self, x: Tensor, *projections: nn.Linear) -> Tuple[Tensor, ...]:
+    def project(self, x: Tensor, *projections: nn.Linear, more_weights: Sequence[Tensor] = (),
+                more_biases: Sequence[Tensor] = ()) -> Tuple[Tensor, ...]:
         """``projections`` of x as one matrix product (T x B x C -> one T x B x C view each):
-        the same arithmetic as applying each in turn, in fewer and larger products."""
-        weight = torch.cat([p.weight for p in projections])
-        bias = torch.cat([p.bias for p in projections])
-        return F.linear(x, weight, bias).chunk(len(projections), dim=-1)
+        the same arithmetic as applying each in turn, in fewer and larger products. Each of
+        ``more_weights`` (their biases ``more_biases``, as many in all) joins the product; their
+        outputs come last."""
+        weights = [p.weight for p in projections] + list(more_weights)
+        sizes = [weight.size(0) for weight in weights]
+        bias = torch.cat([p.bias for p in projections] + list(more_biases))
+        return F.linear(x, torch.cat(weights), bias).split(sizes, dim=-1)
 
     def split_heads(self, x: Tensor) -> Tensor:
         """T x B x C -> B x H x T x D (a view)."""

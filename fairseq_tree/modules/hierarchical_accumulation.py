@@ -9,22 +9,39 @@ row with the leaf weights w (Eq. 7). Every step is linear in the values, so for 
 
 with alpha (m x n), beta (m x m) and gamma (m x K) depending only on the tree and on w. The tree
 part is computed once per batch (``AccumulationPlan``, shared by every layer); each layer then
-costs two (m x n)-sized matrix products, one (m x m) product and O(#paths) gathers.
+costs one product of [alpha | beta] with the values [L; N], the products that make beta from
+alpha, and a gather and a scatter over the batch's (i, t, j) paths, for gamma. The scatter sums
+in float32 whatever the values' dtype, and everything else is a product: no sum of Eqs. 5-10 is
+accumulated in half precision.
 
 Notation: node t is *below* node i (t in subtree(i), t = i included) when span_t lies inside
 span_i; the *path* P(i, j) from node i down to leaf j is the set of nodes below i whose span holds
 j. A padded node has an empty span: it covers no leaf, lies below no node, and its output row is 0.
+The relations of the tree alone (Eq. 5's cover, the subtree relation, the path lengths of Eq. 6,
+Eq. 9's paths) are in ``data.tree_paths``, where the collater computes the paths.
 
 The authors' released code (nxphi47/tree_transformer, fairseq 0.6.2) computes some steps
 differently; ``AccumulationConventions`` switches to them, one at a time or all together.
 """
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
+from fairseq_tree.data.tree_paths import (
+    LEAF,
+    NODE,
+    PATH_LENGTH,
+    RANK,
+    ROOT_DEPTH,
+    branch_path_lengths,
+    embedding_paths,
+    interpolation_cover,
+    subtree_relation,
+)
 
 @dataclass(frozen=True)
 class AccumulationConventions:
@@ -47,72 +64,37 @@ PAPER = AccumulationConventions()
 
 
 @dataclass
-class AccumulationPlan:
-    """The tree-only part of the accumulation of one batch: everything except values and w.
+class EmbeddingIndex:
+    """Eq. 9's paths of one batch as flat indices, for ``embedding_weights``: for every path
+    entry (node i, node t on a path below i, leaf j under t), twice (its E^v row, then its E^h
+    row), ``source`` indexes alpha_ij in alpha laid out B x M x T, and ``target`` the cell of
+    gamma (laid out 2 x B x M x K, K = max(Kv, Kh): the rows of E^v, then those of E^h) that
+    counts the row."""
 
-    Leaf columns are indices into the (padded) leaf axis of length n; node rows follow ``spans``.
-    The float tensors are in the dtype the plan was built for, the layers' compute dtype, so that
-    no layer converts them.
-    """
-
-    cover: Tensor  # B x M x N bool: leaf j lies in span_i (the cells of S that hold node i, Eq. 5)
-    below: Tensor  # B x M x M bool: node t is below node i, itself included
-    leaf_scale: Tensor  # B x M x N: 1 / (|span_i| * |C_j^i|) on cover, else 0 (Eqs. 6-7)
-    path_length: Tensor  # B x M x N: |P(i, j)|, the nodes on the path from i down to leaf j
-    covered_leaves: Tensor  # B x N bool: leaf j lies in the span of some node
-    leaf_cover: Tensor  # B x N x M float: cover transposed (leaf j lies in span_t)
-    below_weight: Tensor  # B x M x M float: below
-    embedding_paths: Optional["EmbeddingPaths"] = None  # only when embeddings are used
+    source: Tensor  # (2P,)
+    target: Tensor  # (2P,)
+    rows: Tuple[int, int]  # (Kv, Kh)
 
 
 @dataclass
-class EmbeddingPaths:
-    """One entry per (node i, node t on a path below i, leaf j under t): the flat index of
-    alpha_ij and the rows of E^v and E^h that the cell (t, j) of S adds (Eq. 9), as flat indices
-    of one accumulator gamma (B*M x (Kv + Kh)): columns [0, Kv) count rows of E^v, [Kv, Kv + Kh)
-    rows of E^h. Both indices list the vertical entries, then the horizontal ones."""
+class AccumulationPlan:
+    """The tree-only part of the accumulation of one batch: everything except values and w.
 
-    weight_index: Tensor  # (2P,) index of alpha_ij in alpha.view(-1), twice
-    target: Tensor  # (2P,) (b*M + i) * (Kv + Kh) + clip(|V_j^t|), then ... + Kv + clip(|H_j^t|)
-    vertical_rows: int
-    horizontal_rows: int
-
-
-def interpolation_cover(spans: Tensor, num_leaves: int) -> Tensor:
-    """Eq. 5 (interpolation F): which cells of S hold a node value.
-
-    S_{i+1,j} = n_i where leaf j lies in span_i, 0 elsewhere (row 0 holds the leaves).
-
-    Args:
-        spans: B x M x 2 ``[start, end)`` leaf spans; a padded node has start == end.
-    Returns:
-        B x M x N bool, True where S_{i+1,j} = n_i.
+    Leaf columns are indices into the (padded) leaf axis of length n; node rows follow the spans.
+    The float tensors are in the dtype the plan was built for, the layers' compute dtype, so that
+    no layer converts them. Those the layers read span all units, leaves then nodes, so that the
+    layers read their values and weights whole, without taking the leaves apart.
     """
-    leaf = torch.arange(num_leaves, device=spans.device)
-    start, end = spans[..., :1], spans[..., 1:]
-    return (leaf >= start) & (leaf < end)
 
-
-def subtree_relation(spans: Tensor) -> Tensor:
-    """B x M x M bool: entry (i, t) is True when node t is in the subtree of node i (span_t inside
-    span_i, t = i included). Padded nodes are in no subtree and have none. This is both the
-    nodes-to-nodes part of subtree masking (Section 4.3) and the branch structure of Eq. 6."""
-    start, end = spans[..., 0], spans[..., 1]
-    real = start < end
-    inside = (start.unsqueeze(1) >= start.unsqueeze(2)) & (end.unsqueeze(1) <= end.unsqueeze(2))
-    return inside & real.unsqueeze(1) & real.unsqueeze(2)
-
-
-def branch_path_lengths(cover: Tensor, below: Tensor) -> Tensor:
-    """Eq. 6 (upward cumulative average U): the number of node cells averaged on each branch.
-
-    The average of node i at leaf j runs over C_j^i = {S_{1,j}} and the cells of the nodes on the
-    path P(i, j) from i down to j, so |C_j^i| = 1 + |P(i, j)|. Returns |P(i, j)| (B x M x N),
-    meaningful where ``cover``.
-    """
-    # Counts are small integers: exact in float32 (and the product is a plain batched matmul).
-    counts = torch.bmm(below.float(), cover.float())
-    return counts.round_().to(torch.long)
+    num_leaves: int
+    cover: Tensor  # B x M x N bool: leaf j lies in span_i (the cells of S that hold node i, Eq. 5)
+    below: Tensor  # B x M x M bool: node t is below node i, itself included
+    path_length: Tensor  # B x M x N: |P(i, j)|, the nodes on the path from i down to leaf j
+    # Over the T = N + M units [leaves; nodes], as the attentions hold them (node columns 0):
+    unit_scale: Tensor  # B x M x T: kappa_ij = 1 / (|span_i| * |C_j^i|) on the cover, else 0
+    spread: Tensor  # B x T x T: [[I, cover^T], [0, 0]]: alpha -> [alpha | sum_j alpha_ij cover_tj]
+    reach: Tensor  # B x M x T: [cover | below], what node i accumulates of [L; N]
+    embedding_index: Optional[EmbeddingIndex] = None  # only when embeddings are used
 
 
 def aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tensor, dtype) -> Tensor:
@@ -143,58 +125,34 @@ def path_count_aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tens
     return scale.masked_fill(~cover, 0.0)
 
 
-def root_depths(below: Tensor) -> Tensor:
-    """B x M: the depth of each node counted from the root, the root 1 (the nodes whose subtree
-    holds it, itself included); 0 for padded nodes. The vertical row of Eq. 9 in the authors'
-    released code (convention (b)), the same for every leaf under the node.
-
-    There (src/modules/nstack_merge_tree_attention.py, ``MergeHierarchicalEmbedding.forward``)
-    the vertical index is a cumulative count of the node mask taken from the root's end of the
-    node axis (src/binarization.py stores a tree's nodes children first, reversing their
-    breadth-first order), so it counts node t and the nodes above it,
-    not the nodes from t down to leaf j."""
-    return below.sum(dim=1)
-
-
-def hierarchical_embedding_paths(
-    spans: Tensor, below: Tensor, path_length: Tensor, vertical_rows: int, horizontal_rows: int,
-    root_depth_index: bool = False,
-) -> EmbeddingPaths:
-    """Eq. 9 (hierarchical embeddings E): the row indices each cell of S adds, along every path.
-
-    Cell (t, j) of S (node t, leaf j in span_t) gets E_{t,j} = [E^v_a ; E^h_b] with
-    a = |V_j^t| = |P(t, j)| (the nodes from t down to leaf j, t included) and
-    b = |H_j^t| = j - start_t + 1 (the rank of leaf j in span_t), each clipped to the last row.
-    Eq. 10 adds E to S before the branch averages, so node i receives alpha_ij * E_{t,j} for every
-    t on P(i, j). This enumerates those (i, t, j) once per batch, without any d-sized tensor.
-    With ``root_depth_index`` (the released code's convention (b)) a = ``root_depths`` of t.
-    """
-    batch, num_nodes, num_leaves = path_length.shape
-    start = spans[..., 0]
-    span_length = (spans[..., 1] - start).clamp(min=0)
-    pair_batch, pair_node, pair_below = below.nonzero(as_tuple=True)  # (i, t) with t below i
-    leaves_per_pair = span_length[pair_batch, pair_below]
-    pair = torch.repeat_interleave(leaves_per_pair)  # the pair of each (i, t, j)
-    b, i, t = pair_batch[pair], pair_node[pair], pair_below[pair]
-    first = (leaves_per_pair.cumsum(0) - leaves_per_pair)[pair]
-    rank = torch.arange(pair.numel(), device=spans.device) - first  # j - start_t
-    j = start[b, t] + rank
-    vertical = root_depths(below)[b, t] if root_depth_index else path_length[b, t, j]
-    vertical = vertical.clamp(max=vertical_rows - 1)
-    horizontal = vertical_rows + (rank + 1).clamp(max=horizontal_rows - 1)
-    row = (b * num_nodes + i) * (vertical_rows + horizontal_rows)
-    weight_index = (b * num_nodes + i) * num_leaves + j
-    return EmbeddingPaths(
-        weight_index=torch.cat([weight_index, weight_index]),
-        target=torch.cat([row + vertical, row + horizontal]),
-        vertical_rows=vertical_rows,
-        horizontal_rows=horizontal_rows,
-    )
+def embedding_index(paths: Tensor, num_nodes: int, num_units: int, rows: Tuple[int, int],
+                    root_depth_index: bool = False) -> EmbeddingIndex:
+    """Eq. 9's rows for every path entry of ``paths`` (``data.tree_paths.embedding_paths``, on
+    the device: this reads nothing back from it): a = |V_j^t| = |P(t, j)| (with
+    ``root_depth_index``, the released code's convention (b), t's depth from the root) and
+    b = |H_j^t|, each clipped to the last row of its table (Kv, Kh = ``rows``)."""
+    vertical_rows, horizontal_rows = rows
+    width = max(rows)
+    batch, num_leaves = paths.size(0), num_units - num_nodes
+    # A batch row with fewer entries than P pads them with -1: they gather alpha at node 0 and
+    # the column of node 0, which is 0 (the nodes' w count for nothing), and add it to a cell.
+    real = paths[..., NODE] >= 0
+    node = (torch.arange(batch, device=paths.device).unsqueeze(1) * num_nodes
+            + paths[..., NODE].clamp(min=0))
+    column = paths[..., LEAF].masked_fill(~real, num_leaves)
+    vertical = paths[..., ROOT_DEPTH if root_depth_index else PATH_LENGTH]
+    cell = node * width
+    source = (node * num_units + column).view(-1)
+    target = torch.stack([cell + vertical.clamp(0, vertical_rows - 1),
+                          cell + batch * num_nodes * width
+                          + paths[..., RANK].clamp(0, horizontal_rows - 1)])
+    return EmbeddingIndex(source=torch.cat([source, source]), target=target.view(-1), rows=rows)
 
 
 def build_accumulation_plan(
     spans: Tensor, num_leaves: int, embedding_rows: Optional[tuple] = None, dtype=torch.float32,
-    conventions: AccumulationConventions = PAPER,
+    conventions: AccumulationConventions = PAPER, paths: Optional[Tensor] = None,
+    relations: Optional[Tuple[Tensor, Tensor]] = None,
 ) -> AccumulationPlan:
     """Everything of Eqs. 5-10 that depends on the tree alone, for one batch.
 
@@ -204,45 +162,63 @@ def build_accumulation_plan(
         num_leaves: N, the length of the leaf axis the spans index.
         embedding_rows: ``(Kv, Kh)``, the rows of E^v and E^h, or None without embeddings.
         conventions: conventions (a) and (b) of the released code change the plan.
+        paths: ``data.tree_paths.embedding_paths(spans)``, as the collater gives them; without
+            them they are found here, which makes the host wait for the device on a GPU.
+        relations: ``interpolation_cover`` and ``subtree_relation`` of the spans, when they are
+            at hand already.
     """
     spans = spans.long()
-    exact = torch.promote_types(dtype, torch.float32)  # the scales of half models, rounded once
-    cover = interpolation_cover(spans, num_leaves)
-    below = subtree_relation(spans)
+    exact = exact_dtype(dtype)  # the scales of half models, rounded once
+    batch, num_nodes = spans.shape[:2]
+    cover, below = relations or (interpolation_cover(spans, num_leaves), subtree_relation(spans))
     path_length = branch_path_lengths(cover, below)
     scale = path_count_aggregation_scale if conventions.path_count_average else aggregation_scale
+    kappa = scale(spans, cover, path_length, exact).to(dtype)
+    identity = torch.eye(num_leaves, dtype=dtype, device=spans.device).expand(batch, -1, -1)
+    leaf_rows = torch.cat([identity, cover.transpose(1, 2).to(dtype)], dim=2)  # B x N x T
     plan = AccumulationPlan(
+        num_leaves=num_leaves,
         cover=cover,
         below=below,
-        leaf_scale=scale(spans, cover, path_length, exact).to(dtype),
         path_length=path_length,
-        covered_leaves=cover.any(dim=1),
-        leaf_cover=cover.transpose(1, 2).to(dtype).contiguous(),
-        below_weight=below.to(dtype),
+        unit_scale=F.pad(kappa, (0, num_nodes)),
+        spread=F.pad(leaf_rows, (0, 0, 0, num_nodes)),  # nodes' rows: alpha is 0 there
+        reach=torch.cat([cover, below], dim=2).to(dtype),
     )
     if embedding_rows is not None:
-        plan.embedding_paths = hierarchical_embedding_paths(
-            spans, below, path_length, *embedding_rows, conventions.root_depth_index)
+        if paths is None:
+            paths = embedding_paths(spans)
+        plan.embedding_index = embedding_index(paths.to(spans.device), num_nodes,
+                                               num_leaves + num_nodes, embedding_rows,
+                                               conventions.root_depth_index)
     return plan
 
 
-def embedding_weights(alpha: Tensor, paths: EmbeddingPaths) -> Tensor:
-    """gamma (B x M x (Kv + Kh)): how much of each row of E^v (first Kv columns) and of E^h (the
-    others) node i accumulates (Eqs. 9-10 through Eqs. 6-7). With alpha per group of values
-    (B x G x M x N, ``accumulate``) gamma is per group too (B x G x M x (Kv + Kh))."""
-    if alpha.dim() == 4:
-        batch, heads, num_nodes, num_leaves = alpha.shape
-        per_head = alpha.transpose(0, 1).reshape(heads, batch, num_nodes, num_leaves)
-        return torch.stack([embedding_weights(a, paths) for a in per_head], dim=1)
-    batch, num_nodes, _ = alpha.shape
-    rows = paths.vertical_rows + paths.horizontal_rows
-    weights = alpha.reshape(-1)[paths.weight_index]
-    gamma = alpha.new_zeros(batch * num_nodes * rows).index_add(0, paths.target, weights)
-    return gamma.view(batch, num_nodes, rows)
+def exact_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a sum of ``dtype`` values is taken in: float32, or float64 for float64."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def accumulate(plan: AccumulationPlan, leaves: Tensor, nodes: Tensor, leaf_weights: Tensor,
-               vertical: Optional[Tensor] = None, horizontal: Optional[Tensor] = None) -> Tensor:
+def embedding_weights(alpha: Tensor, index: EmbeddingIndex) -> Tensor:
+    """gamma: how much of each row of E^v and E^h node i accumulates (Eqs. 9-10 through
+    Eqs. 6-7), 2 x (B G M) x K for alpha of B x G x M x T (G groups of values, each with its
+    own w): gamma[0] counts the rows of E^v, gamma[1] those of E^h, so that the batched product
+    ``gamma @ [E^v; E^h]`` is [sum_k gamma^v_k E^v_k; sum_k gamma^h_k E^h_k].
+
+    The entries are gathered and summed in float32 (at least): a scatter into half precision
+    with repeated targets would round every partial sum (and on a GPU it takes half-precision
+    atomics). Returns float32 (float64 for float64 alpha)."""
+    batch, groups, num_nodes, _ = alpha.shape
+    exact = alpha.to(exact_dtype(alpha.dtype))
+    width = max(index.rows)
+    entries = exact.permute(0, 2, 3, 1).reshape(-1, groups).index_select(0, index.source)
+    gamma = exact.new_zeros(2 * batch * num_nodes * width, groups)
+    gamma = gamma.index_add_(0, index.target, entries).view(2, batch, num_nodes, width, groups)
+    return gamma.permute(0, 1, 4, 2, 3).reshape(2, batch * groups * num_nodes, width)
+
+
+def accumulate_values(plan: AccumulationPlan, values: Tensor, weights: Tensor,
+                      table: Optional[Tensor] = None) -> Tensor:
     """Eq. 8 (Eq. 10 with embeddings): N-bar' = V(U(F(L, N, R) + E), w), through ``plan``.
 
     The d values are G groups of d/G, each accumulated with its own w: the paper's w, one for
@@ -251,41 +227,56 @@ def accumulate(plan: AccumulationPlan, leaves: Tensor, nodes: Tensor, leaf_weigh
     head, w = L U + b, G = H groups of d/H.
 
     Args:
-        leaves: B x N x d leaf values; nodes: B x M x d node values (any strides).
-        leaf_weights: B x N, the w of Eq. 7, or B x N x G, one w per group (entries of leaves
-            no node covers are ignored).
-        vertical, horizontal: Kv x e/2 and Kh x e/2 rows of E^v and E^h, or None. d/G must be a
-            multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the values, which
-            is how the embeddings are shared across attention heads.
+        values: B x T x d, the values of the T = N + M units, leaves then nodes (any strides).
+        weights: B x T x G, the w of Eq. 7 of each unit and group (any strides); only those of
+            the leaves a node covers count: the others (the nodes', EOS's, padding's) are
+            multiplied by 0, so they must be finite, as a layer's are (``accumulate`` masks
+            them, for weights from anywhere).
+        table: 2 x K x e/2, the rows of E^v and those of E^h (``embedding_weights``), or None.
+            d/G must be a multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the
+            values, which is how the embeddings are shared across attention heads.
     Returns:
         B x M x d; rows of padded nodes are 0.
     """
-    dtype = leaves.dtype
-    (batch, _, width), num_nodes = leaves.shape, nodes.size(1)
-    weights = leaf_weights.unsqueeze(-1) if leaf_weights.dim() == 2 else leaf_weights  # B x N x G
-    groups = weights.size(-1)
-    # where, not a product alone: w may be anything (even NaN) at leaves no node covers.
-    weights = torch.where(plan.covered_leaves.unsqueeze(-1), weights.to(dtype), 0.0)
-    # alpha_ij = w_j kappa_ij: B x G x M x N, 0 off the cover
-    alpha = weights.permute(0, 2, 1).unsqueeze(2) * plan.leaf_scale.to(dtype).unsqueeze(1)
-    # beta_it = sum over the leaves j of node t of alpha_ij, for t below i (t on P(i, j)).
-    beta = alpha @ plan.leaf_cover.to(dtype).unsqueeze(1)
-    beta = beta * plan.below_weight.to(dtype).unsqueeze(1)
-    # B x L x d -> (B G) x L x d/G: the groups of every batch row, consecutive
-    split = lambda x: x.reshape(batch, x.size(1), groups, width // groups).transpose(1, 2)
-    flat = lambda x: x.flatten(0, 1)
-    out = torch.baddbmm(torch.bmm(flat(beta), flat(split(nodes))), flat(alpha),
-                        flat(split(leaves)))
-    out = out.view(batch, groups, num_nodes, width // groups)  # B x G x M x d/G
-    if vertical is not None:
-        if plan.embedding_paths is None:
+    dtype = values.dtype
+    batch, units, width = values.shape
+    num_nodes, groups = units - plan.num_leaves, weights.size(-1)
+    # alpha_ij = w_j kappa_ij: B x G x M x T, 0 off the cover
+    alpha = weights.to(dtype).permute(0, 2, 1).unsqueeze(2) * plan.unit_scale.unsqueeze(1)
+    # [alpha | beta], beta_it = sum over the leaves j of node t of alpha_ij, for t below i: the
+    # products are batched over B with the groups' rows stacked (G M rows a tree)
+    spread = torch.bmm(alpha.reshape(batch, groups * num_nodes, units), plan.spread)
+    coefficients = spread.view(batch, groups, num_nodes, units) * plan.reach.unsqueeze(1)
+    grouped = values.view(batch, units, groups, width // groups).transpose(1, 2)  # B x G x T x d/G
+    out = torch.bmm(coefficients.view(batch * groups, num_nodes, units),
+                    grouped.reshape(batch * groups, units, width // groups))
+    if table is not None:
+        if plan.embedding_index is None:
             raise ValueError("the accumulation plan was built without embedding rows")
-        gamma = embedding_weights(alpha, plan.embedding_paths)  # B x G x M x (Kv + Kh)
-        embedded = gamma @ torch.block_diag(vertical, horizontal).to(dtype)  # B x G x M x e
-        e = embedded.size(-1)
-        shared = out.view(batch, groups, num_nodes, width // groups // e, e)  # e-wide slices
-        out = shared + embedded.unsqueeze(3)
+        gamma = embedding_weights(alpha, plan.embedding_index).to(dtype)
+        half = table.size(-1)  # e / 2
+        embedded = torch.bmm(gamma, table.to(dtype))  # 2 x (B G M) x e/2
+        embedded = embedded.view(2, batch * groups, num_nodes, 1, half).permute(1, 2, 3, 0, 4)
+        slices = out.view(batch * groups, num_nodes, width // groups // (2 * half), 2, half)
+        out = slices + embedded  # every e-wide slice: [E^v part; E^h part]
+    out = out.reshape(batch, groups, num_nodes, width // groups)
     return out.transpose(1, 2).reshape(batch, num_nodes, width)
+
+
+def accumulate(plan: AccumulationPlan, leaves: Tensor, nodes: Tensor, leaf_weights: Tensor,
+               vertical: Optional[Tensor] = None, horizontal: Optional[Tensor] = None) -> Tensor:
+    """``accumulate_values`` of leaves (B x N x d) and nodes (B x M x d) given apart, with the
+    w of the leaves (B x N, or B x N x G; those of leaves no node covers are ignored, whatever
+    they are) and the tables of E^v (Kv x e/2) and E^h (Kh x e/2) apart, or neither."""
+    table = None
+    if vertical is not None:
+        rows = max(vertical.size(0), horizontal.size(0))
+        table = torch.stack([F.pad(t, (0, 0, 0, rows - t.size(0))) for t in (vertical, horizontal)])
+    weights = leaf_weights.unsqueeze(-1) if leaf_weights.dim() == 2 else leaf_weights
+    # masked, not multiplied by 0 alone: the w of leaves no node covers may be anything, NaN too
+    weights = weights.masked_fill(~plan.cover.any(dim=1).unsqueeze(-1), 0.0)
+    weights = F.pad(weights, (0, 0, 0, nodes.size(1)))  # the nodes' w count for nothing
+    return accumulate_values(plan, torch.cat([leaves, nodes], dim=1), weights, table)
 
 
 def hierarchical_accumulation(

@@ -7,13 +7,12 @@ import torch
 from torch import Tensor
 from torch.utils.weak import WeakIdKeyDictionary
 
+from fairseq_tree.data.tree_paths import interpolation_cover, subtree_relation
 from fairseq_tree.modules.hierarchical_accumulation import (
     PAPER,
     AccumulationConventions,
     AccumulationPlan,
     build_accumulation_plan,
-    interpolation_cover,
-    subtree_relation,
 )
 
 # Plans by spans tensor: the encoder's and the decoder's SourceTree of one batch hold the same
@@ -34,14 +33,16 @@ class SourceTree:
     """Leaves (the columns of ``src_tokens``) and nodes (rows of ``src_node_spans``) of a batch.
 
     The tree-only work (the accumulation plan, the attention masks) is computed once per batch
-    and shared by every layer that reads it; ``prepare`` does it before the layers run, so that
-    whatever needs a host-device synchronisation happens there. In the decoder the object also
-    carries the encoder's output states (``leaves``/``nodes``), the memory cross-attention reads.
+    and shared by every layer that reads it; ``prepare`` does it before the layers run. With the
+    ``paths`` the collater computed, none of it reads a value back from the device. In the
+    decoder the object also carries the encoder's output states (``leaves``/``nodes``), the
+    memory cross-attention reads.
     """
 
     spans: Tensor  # B x M x 2, [start, end) column indices; padded nodes [0, 0)
     leaf_padding_mask: Tensor  # B x N, True at padding
     node_padding_mask: Tensor  # B x M, True at padded nodes
+    paths: Optional[Tensor] = None  # B x P x 5, data.tree_paths.embedding_paths of the spans
     leaves: Optional[Tensor] = None  # N x B x C encoder leaf states (decoder side)
     nodes: Optional[Tensor] = None  # M x B x C encoder node states (decoder side)
     _masks: Dict[Tuple, Tensor] = field(default_factory=dict, repr=False)
@@ -49,9 +50,10 @@ class SourceTree:
     _sentences: Dict[int, "SourceTree"] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_batch(cls, leaf_padding_mask: Tensor, spans: Tensor, **states) -> "SourceTree":
+    def from_batch(cls, leaf_padding_mask: Tensor, spans: Tensor, paths: Optional[Tensor] = None,
+                   **states) -> "SourceTree":
         node_padding_mask = spans[..., 0] >= spans[..., 1]
-        return cls(spans, leaf_padding_mask, node_padding_mask, **states)
+        return cls(spans, leaf_padding_mask, node_padding_mask, paths, **states)
 
     @property
     def num_leaves(self) -> int:
@@ -69,7 +71,17 @@ class SourceTree:
         key = (self.num_leaves, embedding_rows, dtype, conventions)
         if key not in plans:
             plans[key] = build_accumulation_plan(self.spans, self.num_leaves, embedding_rows,
-                                                 dtype, conventions)
+                                                 dtype, conventions, self.paths, self.relations())
+        return plans[key]
+
+    def relations(self) -> Tuple[Tensor, Tensor]:
+        """Eq. 5's cover (B x M x N) and the subtree relation (B x M x M) of these trees, built
+        once per batch for the plans and the masks."""
+        plans = _PLANS_BY_SPANS.setdefault(self.spans, {})
+        key = ("relations", self.num_leaves)
+        if key not in plans:
+            plans[key] = (interpolation_cover(self.spans, self.num_leaves),
+                          subtree_relation(self.spans))
         return plans[key]
 
     def prepare(self, embedding_rows: Optional[tuple], dtype, subtree_masking=None,
@@ -80,8 +92,7 @@ class SourceTree:
         if subtree_masking is None:
             self.memory_mask(dtype)
         else:
-            self.leaf_query_mask(dtype)
-            self.node_query_mask(subtree_masking, dtype)
+            self.unit_query_mask(subtree_masking, dtype)
         return self
 
     def _cached(self, key: Tuple, build) -> Tensor:
@@ -106,25 +117,18 @@ class SourceTree:
         """B x M x (N+M) bool: the node rows of ``self_attention_mask``."""
         real_leaves, real_nodes = ~self.leaf_padding_mask, ~self.node_padding_mask
         if subtree_masking:
-            node_to_leaf = interpolation_cover(self.spans, self.num_leaves)
-            node_to_node = subtree_relation(self.spans)
+            node_to_leaf, node_to_node = self.relations()
         else:
             node_to_leaf = real_nodes.unsqueeze(2) & real_leaves.unsqueeze(1)
             node_to_node = real_nodes.unsqueeze(2) & real_nodes.unsqueeze(1)
         padded_self = torch.diag_embed(self.node_padding_mask)
         return torch.cat([node_to_leaf, node_to_node | padded_self], dim=2)
 
-    def leaf_query_mask(self, dtype) -> Tensor:
-        """B x 1 x 1 x N additive mask of the leaf queries over the leaf keys: leaves attend to
-        the real leaves only, so a key-padding mask is all they need."""
-        return self._cached(("leaf", dtype), lambda: blocked(
-            ~self.leaf_padding_mask[:, None, None, :], dtype))
-
-    def node_query_mask(self, subtree_masking: bool, dtype) -> Tensor:
-        """B x 1 x M x (N+M) additive mask of the node queries over [leaves; nodes] keys (the
-        node rows of ``self_attention_mask``)."""
-        return self._cached(("node", subtree_masking, dtype), lambda: blocked(
-            self.node_visibility(subtree_masking).unsqueeze(1), dtype))
+    def unit_query_mask(self, subtree_masking: bool, dtype) -> Tensor:
+        """B x 1 x (N+M) x (N+M) additive mask of the queries [leaves; nodes] over the same keys:
+        ``self_attention_mask``, 0 where it is True, -inf elsewhere."""
+        return self._cached(("units", subtree_masking, dtype), lambda: blocked(
+            self.self_attention_mask(subtree_masking), dtype))
 
     def memory_padding_mask(self) -> Tensor:
         """B x (N+M) bool, True at padding, over the [leaves; nodes] memory of cross-attention."""
@@ -150,7 +154,8 @@ class SourceTree:
             return self
         if copies not in self._sentences:
             states = {name: getattr(self, name)[:, ::copies] for name in ("leaves", "nodes")}
+            paths = None if self.paths is None else self.paths[::copies]
             self._sentences[copies] = SourceTree(
                 self.spans[::copies], self.leaf_padding_mask[::copies],
-                self.node_padding_mask[::copies], **states)
+                self.node_padding_mask[::copies], paths, **states)
         return self._sentences[copies]

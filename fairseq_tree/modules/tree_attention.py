@@ -1,8 +1,9 @@
 """Tree-based attention (Nguyen et al., ICLR 2020): encoder self-attention over leaves and nodes
 (Section 4.3, Eqs. 11-20) and decoder cross-attention over the source tree (Section 4.4,
 Eqs. 21-24). Node values come from hierarchical accumulation (Section 4.2). Each paper equation of
-the attentions is one method (``leaf_attention``, Eq. 18; ``node_attention``, Eq. 17;
-``target_attention``, Eq. 24); the head plumbing is ``heads.MultiheadProjections``. Both return
+the attentions is one method (``unit_attention``, Eqs. 17-18, the nodes' and the leaves' halves
+of one masked attention; ``target_attention``, Eq. 24); the head plumbing is
+``heads.MultiheadProjections``. Both return
 their attention weights when asked (``need_weights``, ``need_head_weights``) with fairseq's
 shapes, over the keys [leaves; nodes]."""
 
@@ -15,7 +16,11 @@ from fairseq.incremental_decoding_utils import with_incremental_state
 from torch import Tensor, nn
 
 from fairseq_tree.modules.heads import MultiheadProjections, returned_weights
-from fairseq_tree.modules.hierarchical_accumulation import PAPER, AccumulationConventions, accumulate
+from fairseq_tree.modules.hierarchical_accumulation import (
+    PAPER,
+    AccumulationConventions,
+    accumulate_values,
+)
 from fairseq_tree.modules.source_tree import SourceTree
 
 
@@ -26,7 +31,10 @@ RELEASED_EMBEDDING_ROWS = (51, 101)
 
 
 class HierarchicalEmbedding(nn.Module):
-    """E^v and E^h of Eq. 9: ``rows`` x ``head_dim / 2`` each, shared across attention heads.
+    """E^v and E^h of Eq. 9: ``rows`` x ``head_dim / 2`` each, shared across attention heads, held
+    as one parameter ``weight`` of 2 x K x head_dim / 2 (``vertical`` is ``weight[0]``,
+    ``horizontal`` ``weight[1]``; K the larger of their row counts), which is how the
+    accumulation reads them: both tables in one batched product.
 
     Row k of E^v marks a cell whose node is k nodes above its leaf (|V_j^t|); row k of E^h a leaf
     that is the k-th of the node's span (|H_j^t|); larger counts share the last row; row 0 is
@@ -34,11 +42,12 @@ class HierarchicalEmbedding(nn.Module):
 
     With ``released``, convention (d) of the authors' released code: 50 vertical rows in use and
     100 horizontal ones (``RELEASED_EMBEDDING_ROWS``, whatever ``rows``), drawn from N(0, 1), not
-    N(0, 1/head_dim). There (src/modules/nstack_merge_tree_attention.py,
-    ``MergeHierarchicalEmbedding``) both tables are one ``nn.Embedding`` left at torch's N(0, 1)
-    initialisation, its indices clamped at ``nstack_hier_embed_max_ver`` and
-    ``nstack_hier_embed_max_horiz``, which src/models/nstack_archs.py sets to 50 and 100 for the
-    architectures its README trains (``..._allcross_hier``).
+    N(0, 1/head_dim) (the vertical table's 50 rows past its 51 are zeros that nothing reads).
+    There (src/modules/nstack_merge_tree_attention.py, ``MergeHierarchicalEmbedding``) both
+    tables are one ``nn.Embedding`` left at torch's N(0, 1) initialisation, its indices clamped
+    at ``nstack_hier_embed_max_ver`` and ``nstack_hier_embed_max_horiz``, which
+    src/models/nstack_archs.py sets to 50 and 100 for the architectures its README trains
+    (``..._allcross_hier``).
     """
 
     def __init__(self, rows: int, head_dim: int, released: bool = False):
@@ -47,14 +56,28 @@ class HierarchicalEmbedding(nn.Module):
             raise ValueError(f"hierarchical embeddings need an even head dimension, got {head_dim}")
         vertical_rows, horizontal_rows, std = (
             RELEASED_EMBEDDING_ROWS + (1.0,) if released else (rows, rows, head_dim**-0.5))
-        self.vertical = nn.Parameter(torch.empty(vertical_rows, head_dim // 2))
-        self.horizontal = nn.Parameter(torch.empty(horizontal_rows, head_dim // 2))
+        self.rows = vertical_rows, horizontal_rows
+        self.weight = nn.Parameter(torch.zeros(2, max(self.rows), head_dim // 2))
         nn.init.normal_(self.vertical, std=std)
         nn.init.normal_(self.horizontal, std=std)
 
     @property
-    def rows(self) -> Tuple[int, int]:
-        return self.vertical.size(0), self.horizontal.size(0)
+    def vertical(self) -> Tensor:
+        return self.weight[0, :self.rows[0]]
+
+    @property
+    def horizontal(self) -> Tensor:
+        return self.weight[1, :self.rows[1]]
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        """Checkpoints made before the two tables became one hold them apart."""
+        apart = (prefix + "vertical", prefix + "horizontal")
+        if prefix + "weight" not in state_dict and all(key in state_dict for key in apart):
+            vertical, horizontal = (state_dict.pop(key) for key in apart)
+            weight = vertical.new_zeros(self.weight.shape)
+            weight[0, :len(vertical)], weight[1, :len(horizontal)] = vertical, horizontal
+            state_dict[prefix + "weight"] = weight
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
 
 class TreeAttentionBase(MultiheadProjections):
@@ -76,6 +99,15 @@ class TreeAttentionBase(MultiheadProjections):
         # u_s (encoder) or u_c (decoder); U with its bias under convention (c)
         self.leaf_weight = nn.Parameter(torch.empty((kdim, num_heads) if head_weights else kdim))
         self.leaf_bias = nn.Parameter(torch.zeros(num_heads)) if head_weights else None
+        # w rides along in the product of the input projections (``project_with_leaf_weights``),
+        # with zero rows up to a multiple of 8: the product's width stays aligned for the
+        # half-precision kernels. The paper's u has no bias: zeros stand in for it.
+        groups = num_heads if head_weights else 1
+        self.register_buffer("leaf_weight_padding", torch.zeros(-groups % 8, kdim),
+                             persistent=False)
+        self.register_buffer("leaf_bias_padding",
+                             torch.zeros(-groups % 8 + (0 if head_weights else groups)),
+                             persistent=False)
         self.hierarchical_embedding = (
             HierarchicalEmbedding(hier_embed_rows, self.head_dim,
                                   released=conventions.released_embedding_init)
@@ -96,6 +128,11 @@ class TreeAttentionBase(MultiheadProjections):
         embedding = self.hierarchical_embedding
         return None if embedding is None else embedding.rows
 
+    @property
+    def leaf_weight_groups(self) -> int:
+        """G: 1 w for every head (the paper), or one per head (convention (c))."""
+        return 1 if self.leaf_bias is None else self.num_heads
+
     def leaf_weights(self, leaf_states: Tensor) -> Tensor:
         """w of Eq. 7 (N x B x C -> N x B): w = L u.
 
@@ -108,25 +145,36 @@ class TreeAttentionBase(MultiheadProjections):
             weights = weights + self.leaf_bias.to(weights.dtype)
         return weights
 
-    def accumulated_node_values(self, tree: SourceTree, leaf_states: Tensor,
-                                leaf_values: Tensor, node_values: Tensor) -> Tensor:
-        """N-bar' of Eq. 10 (Eq. 8 for -HierEmb) with w = ``leaf_weights`` (Eq. 7): the node
-        values of Eq. 16 (self-attention, w from u_s) and Eq. 23 (cross-attention, from u_c).
+    def project_with_leaf_weights(self, x: Tensor, *projections: nn.Linear) -> Tuple[Tensor, ...]:
+        """``project`` of x and the ``leaf_weights`` of every row of x, in one product: the
+        projections' outputs, then T x B x G w (those of nodes too: they are never read)."""
+        if self.leaf_bias is None:
+            u, biases = self.leaf_weight.unsqueeze(0), (self.leaf_bias_padding,)
+        else:
+            u, biases = self.leaf_weight.t(), (self.leaf_bias, self.leaf_bias_padding)
+        *outputs, weights, _ = self.project(x, *projections,
+                                            more_weights=(u, self.leaf_weight_padding),
+                                            more_biases=biases)
+        return (*outputs, weights)
+
+    def accumulated_node_values(self, tree: SourceTree, values: Tensor,
+                                weights: Tensor) -> Tensor:
+        """N-bar' of Eq. 10 (Eq. 8 for -HierEmb): the node values of Eq. 16 (self-attention,
+        w from u_s) and Eq. 23 (cross-attention, from u_c).
 
         Args:
-            leaf_states: N x B x C, the L that gives w; leaf_values / node_values: N x B x C and
-                M x B x C, the projected values L W^V and N W^V.
+            values: T x B x C, the projected values [L W^V; N W^V] of the T = N + M units;
+            weights: T x B (x G), w of Eq. 7 (``leaf_weights``) of every unit (the nodes' are
+                never read).
         Returns:
-            M x B x C, in the dtype of the values.
+            M x B x C (a view of B x M x C), in the dtype of the values.
         """
-        weights = self.leaf_weights(leaf_states).transpose(0, 1)  # B x N (x H)
-        plan = tree.accumulation_plan(self.accumulation_rows(), leaf_values.dtype,
-                                      self.conventions)
+        weights = weights.transpose(0, 1)
+        weights = weights.unsqueeze(-1) if weights.dim() == 2 else weights  # B x T x G
+        plan = tree.accumulation_plan(self.accumulation_rows(), values.dtype, self.conventions)
         embedding = self.hierarchical_embedding
-        tables = () if embedding is None else (embedding.vertical, embedding.horizontal)
-        accumulated = accumulate(plan, leaf_values.transpose(0, 1), node_values.transpose(0, 1),
-                                 weights, *tables)
-        return accumulated.transpose(0, 1)
+        table = None if embedding is None else embedding.weight
+        return accumulate_values(plan, values.transpose(0, 1), weights, table).transpose(0, 1)
 
 
 class TreeSelfAttention(TreeAttentionBase):
@@ -139,10 +187,10 @@ class TreeSelfAttention(TreeAttentionBase):
     and for tree attention the ``SourceTree`` takes that place, as it says which keys each query
     may see.
 
-    Leaf queries and node queries are two attentions: the leaves over the leaf keys alone, with
-    a key-padding mask (all they need, which keeps SDPA on its fast kernels, and they never score
-    the node keys they may not see), the nodes over all keys with their subtree mask. Both masks
-    are additive, in the compute dtype, built once per batch (``SourceTree``).
+    Leaf queries and node queries are one attention over [leaves; nodes], Eqs. 17 and 18 at
+    once: the subtree mask mu of Eq. 11 gives each query its keys, and it is additive, in the
+    compute dtype, built once per batch (``SourceTree``). One kernel for all queries launches
+    half as much as a kernel for each (the leaves' rows score the node keys they may not see).
     """
 
     def __init__(self, *args, subtree_masking: bool = True, **kwargs):
@@ -173,61 +221,37 @@ class TreeSelfAttention(TreeAttentionBase):
             raise ValueError("tree self-attention takes its mask from the tree, not attn_mask")
         need_weights = need_weights or need_head_weights
         tree, n = key_padding_mask, key_padding_mask.num_leaves
-        parts = [n, tree.num_nodes]
-        q, k, values = self.project(query, self.q_proj, self.k_proj, self.v_proj)  # T x B x C
-        leaf_values, node_values = values.split(parts)
-        node_values = self.accumulated_node_values(tree, query[:n], leaf_values, node_values)
-        k, v = self.split_heads(k), self.split_heads(torch.cat([leaf_values, node_values]))
-        leaf_queries, node_queries = q.split(parts)
-        # The leaves' values from the projection, not from the concatenation: then the node
-        # attention's backward frees the concatenation before the leaf attention's backward runs.
-        leaves, leaf_weights = self.leaf_attention(leaf_queries, k[:, :, :n],
-                                                   self.split_heads(leaf_values), tree,
-                                                   need_weights)
-        nodes, node_weights = self.node_attention(node_queries, k, v, tree, need_weights)
-        context = torch.cat([leaves, nodes]).flatten(2)  # T x B x C
-        weights = None
-        if need_weights:  # B x H x (N + M) x (N + M): leaf rows, 0 on the node keys, node rows
-            leaf_weights = F.pad(leaf_weights, (0, tree.num_nodes))
-            weights = returned_weights(torch.cat([leaf_weights, node_weights], dim=2),
-                                       need_head_weights)
-        return self.out_proj(context), weights
+        q, k, values, weights = self.project_with_leaf_weights(  # T x B x C, T x B x G
+            query, self.q_proj, self.k_proj, self.v_proj)
+        node_values = self.accumulated_node_values(tree, values, weights)
+        v = torch.cat([values[:n], node_values])  # [L-bar; N-bar']
+        context, weights = self.unit_attention(q, self.split_heads(k), self.split_heads(v), tree,
+                                               need_weights)
+        if weights is not None:
+            weights = returned_weights(weights, need_head_weights)
+        return self.out_proj(context.flatten(2)), weights
 
-    def leaf_attention(self, leaf_queries: Tensor, leaf_keys: Tensor, leaf_values: Tensor,
-                       tree: SourceTree, need_weights: bool):
-        """Eq. 18, the leaves' attention: Att_L = softmax(mu([A_LN; A_LL])) [N-bar'; L-bar].
+    def unit_attention(self, queries: Tensor, keys: Tensor, values: Tensor, tree: SourceTree,
+                       need_weights: bool):
+        """Eqs. 17 and 18, the attention of the nodes and of the leaves, in one:
+        Att_N = softmax(mu([A_NN; A_NL])) [N-bar'; L-bar] and
+        Att_L = softmax(mu([A_LN; A_LL])) [N-bar'; L-bar].
 
-        The subtree mask mu (Eq. 11) leaves a leaf query the leaf keys alone, so this is
-        softmax(A_LL) L-bar with A_LL = (L W^Q)(L W^K)^T / sqrt(d) (Eq. 13) over the real
-        leaves: a key-padding mask, and the node keys are never scored. The -SubMask ablation
-        lifts the mask of the node queries only; leaves still see leaves alone.
+        A_NL = (N W^Q)(L W^K)^T / sqrt(d), A_NN = (N W^Q)(N W^K)^T / sqrt(d), A_LL and A_LN alike
+        (Eqs. 12-15), masked by mu (Eq. 11): a leaf query sees the real leaves alone (mu blocks
+        every node key of a leaf); a node query the leaves of its span and the nodes of its
+        subtree, itself included (with the -SubMask ablation every real key; leaves still see
+        leaves alone). Keys and values are in the order [leaves; nodes], the paper's
+        [nodes; leaves] swapped.
 
         Args:
-            leaf_queries: N x B x C, L W^Q; leaf_keys, leaf_values: B x H x N x D, L W^K and
-                L-bar = L W^V.
+            queries: T x B x C, [L W^Q; N W^Q]; keys, values: B x H x T x D, [L W^K; N W^K] and
+                [L-bar; N-bar'] (N-bar' of Eq. 16, ``accumulated_node_values``).
         Returns:
-            N x B x H x D, and with ``need_weights`` the B x H x N x N probabilities.
+            T x B x H x D, and with ``need_weights`` the B x H x T x T probabilities.
         """
-        mask = tree.leaf_query_mask(leaf_queries.dtype)
-        return self.attend(leaf_queries, leaf_keys, leaf_values, mask, need_weights)
-
-    def node_attention(self, node_queries: Tensor, keys: Tensor, values: Tensor,
-                       tree: SourceTree, need_weights: bool):
-        """Eq. 17, the nodes' attention: Att_N = softmax(mu([A_NN; A_NL])) [N-bar'; L-bar].
-
-        A_NL = (N W^Q)(L W^K)^T / sqrt(d) and A_NN = (N W^Q)(N W^K)^T / sqrt(d) (Eqs. 12, 14),
-        masked by mu (Eq. 11): a node query sees the leaves of its span and the nodes of its
-        subtree, itself included (every real key without subtree masking). Keys and values are
-        in the order [leaves; nodes], the paper's [nodes; leaves] swapped.
-
-        Args:
-            node_queries: M x B x C, N W^Q; keys, values: B x H x (N + M) x D, [L W^K; N W^K]
-                and [L-bar; N-bar'] (N-bar' of Eq. 16, ``accumulated_node_values``).
-        Returns:
-            M x B x H x D, and with ``need_weights`` the B x H x M x (N + M) probabilities.
-        """
-        mask = tree.node_query_mask(self.subtree_masking, node_queries.dtype)
-        return self.attend(node_queries, keys, values, mask, need_weights)
+        mask = tree.unit_query_mask(self.subtree_masking, queries.dtype)
+        return self.attend(queries, keys, values, mask, need_weights)
 
 
 @with_incremental_state
@@ -287,10 +311,9 @@ class TreeCrossAttention(TreeAttentionBase):
         (B x H x (N+M) x D each, N-bar' of Eq. 23 by ``accumulated_node_values`` with u_c) over
         [leaves; nodes], and the additive key mask (B x 1 x 1 x (N+M)) of the source trees."""
         states, n = tree.states, tree.num_leaves  # (N+M) x B x C
-        keys, values = self.project(states, self.k_proj, self.v_proj)
-        leaf_values, node_values = values.split([n, tree.num_nodes])
-        node_values = self.accumulated_node_values(tree, states[:n], leaf_values, node_values)
-        values = torch.cat([leaf_values, node_values])
+        keys, values, weights = self.project_with_leaf_weights(states, self.k_proj, self.v_proj)
+        node_values = self.accumulated_node_values(tree, values, weights)
+        values = torch.cat([values[:n], node_values])
         return {
             "prev_key": self.split_heads(keys),
             "prev_value": self.split_heads(values),

@@ -25,6 +25,7 @@ from fairseq_tree.data.linearized_tree import (
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
 from fairseq_tree.data.tree_files import TREE_PARTS, tree_file
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
+from fairseq_tree.data.tree_paths import embedding_paths
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import TreeSyntaxError
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree
@@ -277,4 +278,5 @@ class TreeTranslationTask(TranslationTask):
             samples, pad, src_tokens.cpu(), src_lengths.cpu(), self.cfg.left_pad_source
         )
         device = src_tokens.device
-        return {**net_input, "src_node_labels": labels.to(device), "src_node_spans": spans.to(device)}
+        return {**net_input, "src_node_labels": labels.to(device), "src_node_spans": spans.to(device),
+                "src_embedding_paths": embedding_paths(spans).to(device)}
