@@ -5,12 +5,13 @@ They sit with the data because they depend on the trees and nothing else: the co
 the one part whose size depends on the trees (``embedding_paths``, the (i, t, j) cells of
 Eq. 9) on the CPU, where the batch is made, so that the model never waits for the device to
 learn how many there are. The model builds the rest on the device (``modules.
-hierarchical_accumulation.build_accumulation_plan``).
+hierarchical_accumulation.build_accumulation_plan``) from the torch functions here.
 
 Spans are B x M x 2 ``[start, end)`` leaf spans (nodes in any order, spans distinct and nested);
 a padded node has start == end: it covers no leaf, lies below no node and has no path.
 """
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -58,7 +59,7 @@ def branch_path_lengths(cover: Tensor, below: Tensor) -> Tensor:
     return counts.round_().to(torch.long)
 
 
-def root_depths(below: Tensor) -> Tensor:
+def root_depths(below: np.ndarray) -> np.ndarray:
     """B x M: the depth of each node counted from the root, the root 1 (the nodes whose subtree
     holds it, itself included); 0 for padded nodes. The vertical row of Eq. 9 in the authors'
     released code (convention (b)), the same for every leaf under the node.
@@ -68,7 +69,7 @@ def root_depths(below: Tensor) -> Tensor:
     node axis (src/binarization.py stores a tree's nodes children first, reversing their
     breadth-first order), so it counts node t and the nodes above it,
     not the nodes from t down to leaf j."""
-    return below.sum(dim=1)
+    return below.sum(axis=1)
 
 
 def embedding_paths(spans: Tensor) -> Tensor:
@@ -79,33 +80,37 @@ def embedding_paths(spans: Tensor) -> Tensor:
     Cell (t, j) of S gets E_{t,j} = [E^v_a ; E^h_b] with a = |V_j^t| = |P(t, j)| (the nodes from
     t down to leaf j, t included) and b = |H_j^t| = j - start_t + 1 (the rank of leaf j in
     span_t). Eq. 10 adds E to S before the branch averages, so node i receives E_{t,j} for every
-    t on P(i, j).
+    t on P(i, j). As spans nest, the nodes over leaf j form a chain, and |P(t, j)| is the depth
+    of the deepest node over j less the depth of t, plus 1.
+
+    Computed with numpy, one thread, wherever ``spans`` is: the collater calls it beside the
+    training (fairseq collates in a thread of the training process, where torch's own threads
+    would compete with the training's).
 
     Returns:
-        B x P x 5 long (``PATH_COLUMNS``): i, j, |P(t, j)|, t's depth from the root
+        B x P x 5 long (``PATH_COLUMNS``), on the CPU: i, j, |P(t, j)|, t's depth from the root
         (``root_depths``), |H_j^t|, one row per (i, t, j) of that batch row; the rows of a tree
-        with fewer than P are -1. The row counts are read on the host (``nonzero``): call it
-        where the batch is made, on the CPU, not on a device.
+        with fewer than P are -1.
     """
-    spans = spans.long()
+    spans = spans.detach().cpu().long().numpy()
     batch, num_nodes = spans.shape[:2]
-    start = spans[..., 0]
-    span_length = (spans[..., 1] - start).clamp(min=0)
-    num_leaves = int(spans[..., 1].max()) if spans.numel() else 0
-    cover = interpolation_cover(spans, num_leaves)
-    below = subtree_relation(spans)
-    path_length = branch_path_lengths(cover, below)
-    pair_batch, pair_node, pair_below = below.nonzero(as_tuple=True)  # (i, t) with t below i
-    leaves_per_pair = span_length[pair_batch, pair_below]
-    pair = torch.repeat_interleave(leaves_per_pair)  # the pair of each (i, t, j)
+    start, end = spans[..., 0], spans[..., 1]
+    real = start < end
+    below = ((start[:, None, :] >= start[:, :, None]) & (end[:, None, :] <= end[:, :, None])
+             & real[:, :, None] & real[:, None, :])  # (b, i, t): t below i
+    depth = root_depths(below)
+    leaf = np.arange(max(int(end.max(initial=0)), 1))
+    cover = (leaf >= start[..., None]) & (leaf < end[..., None])  # B x M x N
+    deepest = np.where(cover, depth[..., None], 0).max(axis=1, initial=0)  # B x N
+    pair_batch, pair_node, pair_below = np.nonzero(below)
+    leaves_per_pair = (end - start)[pair_batch, pair_below]
+    pair = np.repeat(np.arange(pair_batch.size), leaves_per_pair)  # the pair of each (i, t, j)
     b, i, t = pair_batch[pair], pair_node[pair], pair_below[pair]
-    first = (leaves_per_pair.cumsum(0) - leaves_per_pair)[pair]
-    rank = torch.arange(pair.numel(), device=spans.device) - first  # j - start_t
+    rank = np.arange(pair.size) - (np.cumsum(leaves_per_pair) - leaves_per_pair)[pair]
     j = start[b, t] + rank
-    columns = torch.stack([i, j, path_length[b, t, j], root_depths(below)[b, t], rank + 1], -1)
-    per_tree = torch.bincount(b, minlength=batch)
-    row_start = per_tree.cumsum(0) - per_tree
-    slot = torch.arange(b.numel(), device=spans.device) - row_start[b]
-    paths = spans.new_full((batch, int(per_tree.max()) if b.numel() else 0, PATH_COLUMNS), -1)
+    columns = np.stack([i, j, deepest[b, j] - depth[b, t] + 1, depth[b, t], rank + 1], -1)
+    per_tree = np.bincount(b, minlength=batch)
+    slot = np.arange(b.size) - (np.cumsum(per_tree) - per_tree)[b]
+    paths = np.full((batch, per_tree.max(initial=0), PATH_COLUMNS), -1, dtype=np.int64)
     paths[b, slot] = columns
-    return paths
+    return torch.from_numpy(paths)
