@@ -26,9 +26,9 @@ class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
     * ``src_node_spans`` (B x M x 2): spans as *column indices into* ``src_tokens`` (shifted by the
       left padding where ``left_pad_source``), padded with the empty span ``[0, 0)``, so a padded
       node covers no leaf and a real node never covers a padded leaf;
-    * ``src_embedding_paths`` (B x P x 5): the paths of the hierarchical embeddings of those
-      spans (``tree_paths.embedding_paths``), computed here, on the CPU, so that the model does
-      not wait for the device to count them.
+    * ``src_embedding_paths`` (P x 6): the paths of the hierarchical embeddings of those spans
+      (``tree_paths.embedding_paths``, each with its batch row), computed here, on the CPU, so
+      that the model does not wait for the device to count them.
     """
 
     def __init__(self, src, src_sizes, src_dict, node_labels, node_spans, *args, **kwargs):

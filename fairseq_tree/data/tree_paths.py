@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-# The columns of ``embedding_paths``: node i, leaf j, |P(t, j)| (Eq. 9's vertical row), the depth
-# of t from the root (the released code's vertical row, convention (b)) and |H_j^t| (Eq. 9's
-# horizontal row). A row of padding holds -1 in every column.
-NODE, LEAF, PATH_LENGTH, ROOT_DEPTH, RANK = range(5)
-PATH_COLUMNS = 5
+# The columns of ``embedding_paths``: the batch row, node i, leaf j, |P(t, j)| (Eq. 9's vertical
+# row), the depth of t from the root (the released code's vertical row, convention (b)) and
+# |H_j^t| (Eq. 9's horizontal row).
+ROW, NODE, LEAF, PATH_LENGTH, ROOT_DEPTH, RANK = range(6)
+PATH_COLUMNS = 6
 
 
 def interpolation_cover(spans: Tensor, num_leaves: int) -> Tensor:
@@ -88,12 +88,11 @@ def embedding_paths(spans: Tensor) -> Tensor:
     would compete with the training's).
 
     Returns:
-        B x P x 5 long (``PATH_COLUMNS``), on the CPU: i, j, |P(t, j)|, t's depth from the root
-        (``root_depths``), |H_j^t|, one row per (i, t, j) of that batch row; the rows of a tree
-        with fewer than P are -1.
+        P x 6 long (``PATH_COLUMNS``), on the CPU: the batch row, i, j, |P(t, j)|, t's depth
+        from the root (``root_depths``), |H_j^t|, one row per (i, t, j) of the batch, as many as
+        the trees have (no padding: one deep tree does not multiply the others' rows).
     """
     spans = spans.detach().cpu().long().numpy()
-    batch, num_nodes = spans.shape[:2]
     start, end = spans[..., 0], spans[..., 1]
     real = start < end
     below = ((start[:, None, :] >= start[:, :, None]) & (end[:, None, :] <= end[:, :, None])
@@ -108,9 +107,5 @@ def embedding_paths(spans: Tensor) -> Tensor:
     b, i, t = pair_batch[pair], pair_node[pair], pair_below[pair]
     rank = np.arange(pair.size) - (np.cumsum(leaves_per_pair) - leaves_per_pair)[pair]
     j = start[b, t] + rank
-    columns = np.stack([i, j, deepest[b, j] - depth[b, t] + 1, depth[b, t], rank + 1], -1)
-    per_tree = np.bincount(b, minlength=batch)
-    slot = np.arange(b.size) - (np.cumsum(per_tree) - per_tree)[b]
-    paths = np.full((batch, per_tree.max(initial=0), PATH_COLUMNS), -1, dtype=np.int64)
-    paths[b, slot] = columns
-    return torch.from_numpy(paths)
+    paths = np.stack([b, i, j, deepest[b, j] - depth[b, t] + 1, depth[b, t], rank + 1], -1)
+    return torch.from_numpy(paths.astype(np.int64, copy=False).reshape(-1, PATH_COLUMNS))

@@ -40,9 +40,11 @@ class TreeDecoder(TransformerDecoderBase):
         """
         if encoder_out is None or "encoder_nodes" not in encoder_out:
             raise ValueError("the tree2seq decoder needs the output of the tree encoder")
+        paths = encoder_out.get("src_embedding_paths", [])
+        mapping = encoder_out.get("src_tree_rows", []) or [None, None]
         tree = SourceTree.from_batch(
             encoder_out["encoder_padding_mask"][0], encoder_out["src_node_spans"][0],
-            next(iter(encoder_out.get("src_embedding_paths", [])), None),
+            paths[0] if paths else None, *mapping,
             leaves=encoder_out["encoder_out"][0], nodes=encoder_out["encoder_nodes"][0],
         )
         return self.extract_features_scriptable(

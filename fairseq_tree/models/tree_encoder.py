@@ -10,7 +10,7 @@ from torch import Tensor
 
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
-from fairseq_tree.modules.source_tree import SourceTree
+from fairseq_tree.modules.source_tree import SourceTree, representatives
 from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer
 
 
@@ -76,7 +76,7 @@ class TreeEncoder(TransformerEncoderBase):
             src_tokens: B x N leaf ids (EOS last, padded); src_node_labels: B x M label ids;
             src_node_spans: B x M x 2 ``[start, end)`` column indices into ``src_tokens``
                 (padded nodes ``[0, 0)``), as ``TreeLanguagePairDataset`` collates them;
-            src_embedding_paths: B x P x 5, the paths of the hierarchical embeddings
+            src_embedding_paths: P x 6, the paths of the hierarchical embeddings
                 (``data.tree_paths.embedding_paths`` of the spans), as the collater gives them;
                 without them the plan finds them, which waits for the device on a GPU.
         Returns:
@@ -119,12 +119,24 @@ class TreeEncoder(TransformerEncoderBase):
             "encoder_node_padding_mask": [tree.node_padding_mask],  # B x M
             "src_node_spans": [src_node_spans],  # B x M x 2
             "src_embedding_paths": [] if src_embedding_paths is None else [src_embedding_paths],
+            "src_tree_rows": [],  # once reordered: the batch row of each row, and a row of each
         }
 
     def reorder_encoder_out(self, encoder_out: Dict[str, List[Tensor]], new_order: Tensor):
-        """fairseq's reordering of the leaf outputs, plus the nodes and spans."""
+        """fairseq's reordering of the leaf outputs, plus the nodes and spans. The paths of the
+        hierarchical embeddings stay those of the batch as collated (a flat list, which rows
+        repeated or dropped would have to be copied or cut for, reading their counts off the
+        device); ``src_tree_rows`` says which collated row each row now is, and which row
+        represents each collated row (``SourceTree``)."""
         reordered = super().reorder_encoder_out(encoder_out, new_order)
         reordered["encoder_nodes"] = [encoder_out["encoder_nodes"][0].index_select(1, new_order)]
-        for key in ("encoder_node_padding_mask", "src_node_spans", "src_embedding_paths"):
-            reordered[key] = [x.index_select(0, new_order) for x in encoder_out.get(key, [])]
+        for key in ("encoder_node_padding_mask", "src_node_spans"):
+            reordered[key] = [encoder_out[key][0].index_select(0, new_order)]
+        reordered["src_embedding_paths"] = encoder_out.get("src_embedding_paths", [])
+        mapping = encoder_out.get("src_tree_rows", [])
+        if mapping:
+            batch_rows, collated = mapping[0].index_select(0, new_order), mapping[1].size(0)
+        else:
+            batch_rows, collated = new_order, encoder_out["src_node_spans"][0].size(0)
+        reordered["src_tree_rows"] = [batch_rows, representatives(batch_rows, collated)]
         return reordered

@@ -37,6 +37,7 @@ from fairseq_tree.data.tree_paths import (
     PATH_LENGTH,
     RANK,
     ROOT_DEPTH,
+    ROW,
     branch_path_lengths,
     embedding_paths,
     interpolation_cover,
@@ -69,11 +70,18 @@ class EmbeddingIndex:
     entry (node i, node t on a path below i, leaf j under t), twice (its E^v row, then its E^h
     row), ``source`` indexes alpha_ij in alpha laid out B x M x T, and ``target`` the cell of
     gamma (laid out 2 x B x M x K, K = max(Kv, Kh): the rows of E^v, then those of E^h) that
-    counts the row."""
+    counts the row.
+
+    B is the batch the paths were collated for. A batch reordered since (beam search repeats and
+    drops sentences) gives ``batch_rows``, the collated row of each of its rows, and
+    ``representatives``, a row of it for each collated row (rows of one sentence hold the same
+    states): its alpha is read at the representatives, and gamma at ``batch_rows``."""
 
     source: Tensor  # (2P,)
     target: Tensor  # (2P,)
     rows: Tuple[int, int]  # (Kv, Kh)
+    batch_rows: Optional[Tensor] = None  # (B',) collated row of each row
+    representatives: Optional[Tensor] = None  # (B,) a row of each collated row
 
 
 @dataclass
@@ -125,34 +133,30 @@ def path_count_aggregation_scale(spans: Tensor, cover: Tensor, path_length: Tens
     return scale.masked_fill(~cover, 0.0)
 
 
-def embedding_index(paths: Tensor, num_nodes: int, num_units: int, rows: Tuple[int, int],
-                    root_depth_index: bool = False) -> EmbeddingIndex:
-    """Eq. 9's rows for every path entry of ``paths`` (``data.tree_paths.embedding_paths``, on
-    the device: this reads nothing back from it): a = |V_j^t| = |P(t, j)| (with
-    ``root_depth_index``, the released code's convention (b), t's depth from the root) and
-    b = |H_j^t|, each clipped to the last row of its table (Kv, Kh = ``rows``)."""
+def embedding_index(paths: Tensor, batch: int, num_nodes: int, num_units: int,
+                    rows: Tuple[int, int], root_depth_index: bool = False) -> EmbeddingIndex:
+    """Eq. 9's rows for every path entry of ``paths`` (``data.tree_paths.embedding_paths`` of a
+    batch of ``batch`` trees, on the device: this reads nothing back from it): a = |V_j^t| =
+    |P(t, j)| (with ``root_depth_index``, the released code's convention (b), t's depth from the
+    root) and b = |H_j^t|, each clipped to the last row of its table (Kv, Kh = ``rows``);
+    ``num_units`` T = N + M, the columns of alpha."""
     vertical_rows, horizontal_rows = rows
     width = max(rows)
-    batch, num_leaves = paths.size(0), num_units - num_nodes
-    # A batch row with fewer entries than P pads them with -1: they gather alpha at node 0 and
-    # the column of node 0, which is 0 (the nodes' w count for nothing), and add it to a cell.
-    real = paths[..., NODE] >= 0
-    node = (torch.arange(batch, device=paths.device).unsqueeze(1) * num_nodes
-            + paths[..., NODE].clamp(min=0))
-    column = paths[..., LEAF].masked_fill(~real, num_leaves)
-    vertical = paths[..., ROOT_DEPTH if root_depth_index else PATH_LENGTH]
+    node = paths[:, ROW] * num_nodes + paths[:, NODE]
+    vertical = paths[:, ROOT_DEPTH if root_depth_index else PATH_LENGTH]
+    source = node * num_units + paths[:, LEAF]
     cell = node * width
-    source = (node * num_units + column).view(-1)
-    target = torch.stack([cell + vertical.clamp(0, vertical_rows - 1),
-                          cell + batch * num_nodes * width
-                          + paths[..., RANK].clamp(0, horizontal_rows - 1)])
-    return EmbeddingIndex(source=torch.cat([source, source]), target=target.view(-1), rows=rows)
+    target = torch.cat([cell + vertical.clamp(max=vertical_rows - 1),
+                        cell + paths[:, RANK].clamp(max=horizontal_rows - 1)
+                        + batch * num_nodes * width])
+    return EmbeddingIndex(source=torch.cat([source, source]), target=target, rows=rows)
 
 
 def build_accumulation_plan(
     spans: Tensor, num_leaves: int, embedding_rows: Optional[tuple] = None, dtype=torch.float32,
     conventions: AccumulationConventions = PAPER, paths: Optional[Tensor] = None,
-    relations: Optional[Tuple[Tensor, Tensor]] = None,
+    relations: Optional[Tuple[Tensor, Tensor]] = None, batch_rows: Optional[Tensor] = None,
+    representatives: Optional[Tensor] = None,
 ) -> AccumulationPlan:
     """Everything of Eqs. 5-10 that depends on the tree alone, for one batch.
 
@@ -162,10 +166,12 @@ def build_accumulation_plan(
         num_leaves: N, the length of the leaf axis the spans index.
         embedding_rows: ``(Kv, Kh)``, the rows of E^v and E^h, or None without embeddings.
         conventions: conventions (a) and (b) of the released code change the plan.
-        paths: ``data.tree_paths.embedding_paths(spans)``, as the collater gives them; without
+        paths: ``data.tree_paths.embedding_paths`` of the batch as the collater made it; without
             them they are found here, which makes the host wait for the device on a GPU.
         relations: ``interpolation_cover`` and ``subtree_relation`` of the spans, when they are
             at hand already.
+        batch_rows, representatives: where ``spans`` are rows of the collated batch, reordered
+            (``EmbeddingIndex``): the collated row of each, and a row of each collated row.
     """
     spans = spans.long()
     exact = exact_dtype(dtype)  # the scales of half models, rounded once
@@ -186,11 +192,14 @@ def build_accumulation_plan(
         reach=torch.cat([cover, below], dim=2).to(dtype),
     )
     if embedding_rows is not None:
-        if paths is None:
-            paths = embedding_paths(spans)
-        plan.embedding_index = embedding_index(paths.to(spans.device), num_nodes,
-                                               num_leaves + num_nodes, embedding_rows,
-                                               conventions.root_depth_index)
+        if paths is None:  # the paths of these rows, as they are
+            paths, batch_rows, representatives = embedding_paths(spans), None, None
+        collated = batch if representatives is None else representatives.size(0)
+        plan.embedding_index = embedding_index(
+            paths.to(spans.device), collated, num_nodes, num_leaves + num_nodes, embedding_rows,
+            conventions.root_depth_index)
+        plan.embedding_index.batch_rows = batch_rows
+        plan.embedding_index.representatives = representatives
     return plan
 
 
@@ -208,13 +217,17 @@ def embedding_weights(alpha: Tensor, index: EmbeddingIndex) -> Tensor:
     The entries are gathered and summed in float32 (at least): a scatter into half precision
     with repeated targets would round every partial sum (and on a GPU it takes half-precision
     atomics). Returns float32 (float64 for float64 alpha)."""
+    if index.representatives is not None:  # the collated batch's rows
+        alpha = alpha.index_select(0, index.representatives)
     batch, groups, num_nodes, _ = alpha.shape
     exact = alpha.to(exact_dtype(alpha.dtype))
     width = max(index.rows)
     entries = exact.permute(0, 2, 3, 1).reshape(-1, groups).index_select(0, index.source)
     gamma = exact.new_zeros(2 * batch * num_nodes * width, groups)
     gamma = gamma.index_add_(0, index.target, entries).view(2, batch, num_nodes, width, groups)
-    return gamma.permute(0, 1, 4, 2, 3).reshape(2, batch * groups * num_nodes, width)
+    if index.batch_rows is not None:
+        gamma = gamma.index_select(1, index.batch_rows)
+    return gamma.permute(0, 1, 4, 2, 3).reshape(2, -1, width)
 
 
 def accumulate_values(plan: AccumulationPlan, values: Tensor, weights: Tensor,

@@ -42,7 +42,11 @@ class SourceTree:
     spans: Tensor  # B x M x 2, [start, end) column indices; padded nodes [0, 0)
     leaf_padding_mask: Tensor  # B x N, True at padding
     node_padding_mask: Tensor  # B x M, True at padded nodes
-    paths: Optional[Tensor] = None  # B x P x 5, data.tree_paths.embedding_paths of the spans
+    paths: Optional[Tensor] = None  # P x 6, data.tree_paths.embedding_paths of the batch
+    # as collated; where these rows are rows of it reordered (beam search): the collated row of
+    # each, and a row of each collated row
+    batch_rows: Optional[Tensor] = None
+    representatives: Optional[Tensor] = None
     leaves: Optional[Tensor] = None  # N x B x C encoder leaf states (decoder side)
     nodes: Optional[Tensor] = None  # M x B x C encoder node states (decoder side)
     _masks: Dict[Tuple, Tensor] = field(default_factory=dict, repr=False)
@@ -51,9 +55,11 @@ class SourceTree:
 
     @classmethod
     def from_batch(cls, leaf_padding_mask: Tensor, spans: Tensor, paths: Optional[Tensor] = None,
+                   batch_rows: Optional[Tensor] = None, representatives: Optional[Tensor] = None,
                    **states) -> "SourceTree":
         node_padding_mask = spans[..., 0] >= spans[..., 1]
-        return cls(spans, leaf_padding_mask, node_padding_mask, paths, **states)
+        return cls(spans, leaf_padding_mask, node_padding_mask, paths, batch_rows,
+                   representatives, **states)
 
     @property
     def num_leaves(self) -> int:
@@ -70,8 +76,9 @@ class SourceTree:
         plans = _PLANS_BY_SPANS.setdefault(self.spans, {})
         key = (self.num_leaves, embedding_rows, dtype, conventions)
         if key not in plans:
-            plans[key] = build_accumulation_plan(self.spans, self.num_leaves, embedding_rows,
-                                                 dtype, conventions, self.paths, self.relations())
+            plans[key] = build_accumulation_plan(
+                self.spans, self.num_leaves, embedding_rows, dtype, conventions, self.paths,
+                self.relations(), self.batch_rows, self.representatives)
         return plans[key]
 
     def relations(self) -> Tuple[Tensor, Tensor]:
@@ -154,8 +161,20 @@ class SourceTree:
             return self
         if copies not in self._sentences:
             states = {name: getattr(self, name)[:, ::copies] for name in ("leaves", "nodes")}
-            paths = None if self.paths is None else self.paths[::copies]
+            rows = (self.batch_rows if self.batch_rows is not None
+                    else torch.arange(self.spans.size(0), device=self.spans.device))[::copies]
+            collated = self.spans.size(0) if self.representatives is None \
+                else self.representatives.size(0)
             self._sentences[copies] = SourceTree(
                 self.spans[::copies], self.leaf_padding_mask[::copies],
-                self.node_padding_mask[::copies], paths, **states)
+                self.node_padding_mask[::copies], self.paths, rows,
+                representatives(rows, collated), **states)
         return self._sentences[copies]
+
+
+def representatives(batch_rows: Tensor, collated: int) -> Tensor:
+    """(``collated``,): a row holding each collated row, of a batch whose rows are the collated
+    rows ``batch_rows`` (rows of one collated row hold the same states, so any will do; a
+    collated row none holds gets row 0, whose results are never read)."""
+    rows = torch.arange(batch_rows.size(0), device=batch_rows.device)
+    return rows.new_zeros(collated).scatter_(0, batch_rows, rows)
