@@ -11,7 +11,7 @@ from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 import fairseq_tree  # noqa: F401  (registers the model)
 from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset
-from fairseq_tree.data.tree_paths import ROW
+from fairseq_tree.data.tree_paths import select_rows
 from tree_reference import random_spans
 
 LABELS = ["S", "NP", "VP", "PP", "SBAR", "ADJP", "NN"]
@@ -75,9 +75,8 @@ def collate(examples, dictionary: Dictionary) -> dict:
     order = batch["id"].argsort()  # fairseq's collate sorts by length; restore the given order
     net_input = {key: value.index_select(0, order) for key, value in batch["net_input"].items()
                  if key != "src_embedding_paths"}
-    paths = batch["net_input"]["src_embedding_paths"].clone()  # a flat list: its rows renamed
-    paths[:, ROW] = order.argsort()[paths[:, ROW]]
-    net_input["src_embedding_paths"] = paths
+    net_input["src_embedding_paths"] = select_rows(batch["net_input"]["src_embedding_paths"],
+                                                   order)
     return {"net_input": net_input, "target": batch["target"].index_select(0, order),
             "id": batch["id"].index_select(0, order), "nsentences": len(examples),
             "ntokens": batch["ntokens"]}

@@ -7,6 +7,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from conftest import PLUGIN_DIR, TREES, make_tree_corpus, run_cli
 from fairseq_tree.data.label_dictionary import label_symbol
+from fairseq_tree.data.tree_paths import embedding_paths, select_rows
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
 
@@ -75,6 +76,16 @@ def test_batches_carry_the_tree(data_bin):
         assert leaves == " ".join(tree.leaves)  # Dictionary.string drops the final EOS
         expected = [(label_symbol(n.label), " ".join(tree.leaves[n.start:n.end])) for n in tree.nodes]
         assert nodes == expected
+
+
+def test_paths_of_chosen_rows_are_those_of_their_own_batch(data_bin):
+    _, dataset = setup_task(data_bin)
+    net = dataset.collater([dataset[i] for i in range(len(dataset))])["net_input"]
+    rows = torch.tensor([2, 0, 3])
+    chosen = select_rows(net["src_embedding_paths"], rows)
+    own = embedding_paths(net["src_node_spans"][rows])
+    assert sorted(map(tuple, chosen.tolist())) == sorted(map(tuple, own.tolist()))
+    assert len(own) < len(net["src_embedding_paths"])
 
 
 def test_sizes_count_leaves_and_nodes(data_bin):

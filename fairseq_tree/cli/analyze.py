@@ -43,6 +43,7 @@ from torch import Tensor
 
 from fairseq_tree.cli.console import CliError, open_output, run_console
 from fairseq_tree.data.label_dictionary import symbol_label
+from fairseq_tree.data.tree_paths import select_rows
 
 logger = logging.getLogger("fairseq_tree.cli.analyze")
 PROG = "fairseq-tree-analyze"
@@ -184,7 +185,10 @@ def analyze(model, task, split: str, max_tokens: int = 4096,
                 if not keep.any():
                     continue
                 net = {k: (v[keep] if torch.is_tensor(v) else v)
-                       for k, v in sample["net_input"].items()}
+                       for k, v in sample["net_input"].items() if k != "src_embedding_paths"}
+                if "src_embedding_paths" in sample["net_input"]:
+                    net["src_embedding_paths"] = select_rows(
+                        sample["net_input"]["src_embedding_paths"], keep.nonzero().view(-1))
                 spans = net["src_node_spans"]
                 node_padding = spans[..., 0] >= spans[..., 1]
                 batch.update(target=sample["target"][keep], node_padding=node_padding,

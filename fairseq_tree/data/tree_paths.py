@@ -109,3 +109,17 @@ def embedding_paths(spans: Tensor) -> Tensor:
     j = start[b, t] + rank
     paths = np.stack([b, i, j, deepest[b, j] - depth[b, t] + 1, depth[b, t], rank + 1], -1)
     return torch.from_numpy(paths.astype(np.int64, copy=False).reshape(-1, PATH_COLUMNS))
+
+
+def select_rows(paths: Tensor, rows: Tensor) -> Tensor:
+    """The ``embedding_paths`` of the batch made of rows ``rows`` (distinct) of this one, in that
+    order: the paths of the other rows dropped, the ROW column renamed."""
+    rows = rows.to(paths.device).long()
+    size = max(int(rows.max()) if rows.numel() else -1,
+               int(paths[:, ROW].max()) if paths.numel() else -1) + 1
+    rename = torch.full((size,), -1, dtype=torch.long, device=paths.device)
+    rename[rows] = torch.arange(rows.numel(), device=paths.device)
+    new_row = rename[paths[:, ROW]]
+    kept = paths[new_row >= 0].clone()
+    kept[:, ROW] = new_row[new_row >= 0]
+    return kept
