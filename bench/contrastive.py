@@ -46,7 +46,7 @@ from agreement_targeted import checkpoint_names  # noqa: E402
 from compare import valid_curve  # noqa: E402
 from report import agreement_t_tests, end_report, holm, machine, previous_report  # noqa: E402
 
-from fairseq_tree.data.recipe import read_recipe  # noqa: E402
+from fairseq_tree.data.recipe import Recipe  # noqa: E402
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
 from fairseq_tree.parsing import ParserUnavailable  # noqa: E402
 
@@ -125,16 +125,14 @@ def row_name(item: dict) -> str:
 
 
 def load_hub(checkpoint: str, recipe: str, parse: bool):
-    """The checkpoint's translation hub; with the recipe's parser when it is to ``parse`` the
-    sources (the other hubs of that recipe score the trees it made)."""
-    from fairseq_tree.hub import recipe_parser
+    """The checkpoint's translation hub, which parses raw sources with the recipe's parser when
+    it is to ``parse`` them (the other hubs of that recipe score the trees it made)."""
     from fairseq_tree.models import Tree2SeqModel
 
     path = Path(checkpoint).resolve()
-    parser = recipe_parser(recipe) if parse else {}
-    if parse and not parser:
+    if parse and not Recipe.read(recipe, kind="translation").text.parser:
         raise FairseqTreeError(f"{recipe}/recipe.json records no parser")
-    return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe, **parser)
+    return Tree2SeqModel.from_pretrained(str(path.parent), path.name, recipe=recipe)
 
 
 def accuracy_table(correct: list[bool], rows: list[str], values: list[str]) -> dict:
@@ -333,9 +331,9 @@ def main(argv=None) -> dict:
         kept = {name: table for name, table in previous.get("results", {}).items()
                 if previous.get("set_fingerprint") and name in fingerprints
                 and previous.get("checkpoint_sha256", {}).get(name) == fingerprints[name]}
-        record = read_recipe(args.recipe)
-        sources, references, contrasts, rows, values = read_set(Path(args.set), record["src"],
-                                                        record["tgt"])
+        record = Recipe.read(args.recipe, kind="translation")
+        sources, references, contrasts, rows, values = read_set(Path(args.set), record.src,
+                                                        record.tgt)
         fingerprint = set_fingerprint(sources, references, contrasts, rows, values)
         if previous.get("set_fingerprint") != fingerprint:
             if missing:

@@ -60,7 +60,7 @@ from report import (  # noqa: E402
     write_json,
 )
 
-from fairseq_tree.data.recipe import has_recipe, read_recipe  # noqa: E402
+from fairseq_tree.data.recipe import Recipe, has_recipe  # noqa: E402
 from fairseq_tree.trees import Node, parse_tree  # noqa: E402
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
@@ -171,7 +171,7 @@ def paired_bootstrap(rows: list[dict], args) -> list[dict]:
         reference = base / "ref" / f"test.{row['direction'].split('-')[1]}"
         files = [kept_translation(r, args.keep) for r in (first, row)] if first else []
         if files and has_recipe(base) and all(f.exists() for f in [reference, *files]):
-            lowercase = read_recipe(base).get("lowercase", False)
+            lowercase = Recipe.read(base).text.lowercase
             result = seeds.sacrebleu_paired(reference, *files, args.resamples, bool(lowercase))
             tests.append({"direction": row["direction"], "seed": row["seed"],
                           "first": system_name(first), "other": system_name(row), **result})
@@ -207,7 +207,7 @@ def source_trees(args) -> list[dict]:
             for seed in args.seeds]
         for (seed, folder), (split, leaves, sub) in itertools.product(places, TREE_FILES):
             if has_recipe(folder) and (folder / sub / f"{split}.{src}").exists():
-                parser = read_recipe(folder)["parser"]
+                parser = Recipe.read(folder).text.parser
                 counts.append({"direction": direction, "trees": parser, "seed": seed,
                                "split": split, "leaves_are": leaves,
                                **tree_counts(folder / sub / f"{split}.{src}")})

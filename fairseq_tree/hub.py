@@ -6,7 +6,7 @@ BPE, generate, detokenize), so it sits above them, as fairseq's ``hub_utils`` ab
 
     hub = Tree2SeqModel.from_pretrained(
         "checkpoints/tree2seq", checkpoint_file="checkpoint_best.pt",
-        data_name_or_path="/data/bible-en-fr/data-bin", bpe="subword_nmt",
+        data_name_or_path="/data/bible-en-fr/data-bin",
         bpe_codes="/data/bible-en-fr/bpe/codes", parser="link-grammar")
     hub.translate("In the beginning, God created the heavens and the earth.")
     hub.translate(["(S (NP the dog) (VP barked))", ...], trees=True)   # batched
@@ -15,32 +15,31 @@ BPE, generate, detokenize), so it sits above them, as fairseq's ``hub_utils`` ab
 
 A raw sentence goes through the steps that made the training data (``fairseq-tree-translate``
 is a command line over this): Moses tokenisation, parsing with a ``fairseq-tree-parse`` backend,
-lowercasing of the leaves where the recipe lowercased, BPE on each leaf (fairseq's ``--bpe``),
-beam search, BPE removal and Moses detokenisation. Any checkpoint of the ``tree_translation``
+lowercasing of the leaves where the recipe lowercased, BPE on each leaf (subword-nmt codes or a
+sentencepiece model), beam search, BPE removal and Moses detokenisation: the one text pipeline
+(``fairseq_tree.inference.text``) over the one loader (``fairseq_tree.inference.loading``). Any checkpoint of the ``tree_translation``
 task loads (tree2seq, or a Transformer on the leaves or the linearized trees).
 """
 
 import copy
-import dataclasses
 import logging
-import os
-from typing import Dict, List, Optional, Union
+from typing import List, Optional, Union
 
 import torch
-from fairseq import hub_utils, utils
+from fairseq import utils
 from fairseq.hub_utils import GeneratorHubInterface
 from omegaconf import open_dict
 
-from fairseq_tree.data.recipe import TranslationRecipe, read_recipe, read_settings, with_recipe
+from fairseq_tree.data.recipe import Recipe, TextSteps
+from fairseq_tree.data.tree_encoding import EncodedTree
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.parsing import Parser
-from fairseq_tree.parsing.moses import build_tokenizer
-from fairseq_tree.parsing.options import recorded_options
-from fairseq_tree.parsing.raw_text import RawTextParser, RawTextSteps
-from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask
-from fairseq_tree.trees.bracketed import lowercase_leaf
+from fairseq_tree.inference.loading import load_for_inference
+from fairseq_tree.inference.text import TextPipeline
+from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask, read_input_tree
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["TextSteps", "TranslationInputError", "TreeHubInterface", "from_pretrained"]
 
 # What a source size counts, by --tree-input.
 SIZE_UNITS = {"tree": "leaves + nodes", "leaves-only": "leaves", "linearized": "linearized tree"}
@@ -50,90 +49,27 @@ class TranslationInputError(FairseqTreeError):
     """An input sentence that cannot be translated; the message names it."""
 
 
-@dataclasses.dataclass
-class TextSteps:
-    """How a raw source sentence becomes a tree, and a translation text (the options of
-    ``fairseq-tree-translate``)."""
-
-    parser: Optional[Union[str, Parser]] = None  # a fairseq-tree-parse backend; None: trees only
-    parser_options: Dict = dataclasses.field(default_factory=dict)  # its build_parser options
-    tokenize: str = "moses"  # or "none": whitespace-separated tokens
-    normalize_punctuation: bool = False  # Moses punctuation normalisation first
-    quote: bool = False  # ’ -> ' first, as the recipes do to their test sets
-    aggressive_dash_splits: bool = False  # Moses -a
-    lowercase: bool = False  # lowercase the leaves after parsing (the IWSLT recipes)
-    detokenize: bool = True  # Moses detokenisation of the output
-
-
 def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
                     data_name_or_path: Optional[str] = None, recipe: Optional[str] = None,
-                    archive_map=None, **kwargs) -> "TreeHubInterface":
-    """fairseq's ``hub_utils.from_pretrained`` for the tree_translation task (see
-    ``Tree2SeqModel.from_pretrained``)."""
-    if recipe is not None:
-        kwargs = with_recipe({"data_name_or_path": data_name_or_path, **kwargs},
-                             TranslationRecipe.read(recipe).hub_options())
-        data_name_or_path = kwargs.pop("data_name_or_path")
-    steps = TextSteps(**{f.name: kwargs.pop(f.name) for f in dataclasses.fields(TextSteps)
-                         if f.name in kwargs})
-    data = _local_folder(model_name_or_path, data_name_or_path or ".")
-    kwargs.setdefault("bpe", _bpe_method(model_name_or_path, kwargs))
-    kwargs = {key: value for key, value in kwargs.items() if value is not None}  # None: not given
+                    archive_map=None, detokenize: bool = True, **kwargs) -> "TreeHubInterface":
+    """A checkpoint of the tree_translation task for translating from Python (see
+    ``Tree2SeqModel.from_pretrained``): the one loader (``inference.loading``) and the one text
+    pipeline, with the recipe's text steps (its parser included) under the ones given."""
     if "tokenizer" in kwargs:
         raise FairseqTreeError("tokenizer=: raw sentences are tokenised for parsing and the output "
-                         "detokenised by the tree pipeline: use tokenize= and detokenize=")
-    loaded = hub_utils.from_pretrained(model_name_or_path, checkpoint_file, data,
-                                       archive_map=archive_map, **kwargs)
-    return TreeHubInterface(loaded["args"], loaded["task"], loaded["models"], steps)
-
-
-def recipe_parser(folder: str) -> Dict:
-    """The parser a translation recipe made its training trees with, as ``from_pretrained``
-    keywords: ``parser`` (recipe.json) and ``parser_options`` (the parser arguments settings.json
-    recorded, and the spaCy pipeline recipe.json names); empty when it records no parser."""
-    record = read_recipe(folder)
-    if not record.get("parser"):
-        return {}
-    try:
-        options = recorded_options(read_settings(folder).get("parser_arg") or [])
-    except ValueError as err:
-        raise FairseqTreeError(f"{folder}/settings.json: {err}") from None
-    if record.get("spacy"):
-        options["spacy_model"] = record["spacy"]["model"]
-    return {"parser": record["parser"], "parser_options": options}
-
-
-# BPE files that fairseq's from_pretrained takes from a model folder, and their --bpe.
-MODEL_FOLDER_BPE = {"code": "subword_nmt", "bpecodes": "subword_nmt",
-                    "sentencepiece.bpe.model": "sentencepiece"}
-
-
-def _bpe_method(model_folder: str, kwargs: Dict) -> Optional[str]:
-    """fairseq's ``--bpe`` for the BPE files given (or found in the model folder, where
-    fairseq finds them): codes without it would be read but never applied."""
-    if kwargs.get("bpe_codes"):
-        return "subword_nmt"
-    if kwargs.get("sentencepiece_model"):
-        return "sentencepiece"
-    for name, method in MODEL_FOLDER_BPE.items():
-        if os.path.exists(os.path.join(model_folder, name)):
-            return method
-    return None
-
-
-def _local_folder(model_name_or_path: str, data_name_or_path: str) -> str:
-    """The data folder as fairseq resolves it (a path starting with "." is inside the model
-    folder), checked here: fairseq turns a missing folder into an obscure failure later."""
-    if "://" in data_name_or_path or "://" in model_name_or_path:
-        return data_name_or_path
-    if not os.path.isdir(model_name_or_path):
-        raise FileNotFoundError(f"{model_name_or_path}: no such model folder")
-    path = data_name_or_path
-    if path.startswith("."):
-        path = os.path.join(model_name_or_path, path)
-    if not os.path.isdir(path):
-        raise FileNotFoundError(f"{path}: no such data folder (data_name_or_path)")
-    return os.path.abspath(path)
+                               "detokenised by the tree pipeline: use tokenize= and detokenize=")
+    if archive_map and model_name_or_path in archive_map:
+        model_name_or_path = archive_map[model_name_or_path]
+    overrides = {}
+    if recipe is not None:
+        record = Recipe.read(recipe, kind="translation")
+        overrides = {"source_lang": record.src, "target_lang": record.tgt}
+        data_name_or_path = data_name_or_path or record.data_bin
+    loaded = load_for_inference(model_name_or_path, checkpoint_file, data_name_or_path,
+                                text=kwargs, recipe=record if recipe is not None else None,
+                                overrides=overrides)
+    return TreeHubInterface(loaded.cfg, loaded.task, loaded.models, loaded.text,
+                            detokenize=detokenize)
 
 
 class TreeHubInterface(GeneratorHubInterface):
@@ -141,7 +77,7 @@ class TreeHubInterface(GeneratorHubInterface):
 
     ``translate(sentences, beam=5, verbose=False, trees=False, names=None,
     skip_invalid_size_inputs=False, **generation_options)`` takes one string or a list (translated
-    in batches of ``--batch-size`` / ``--max-tokens``): raw sentences, parsed by ``steps.parser``,
+    in batches of ``--batch-size`` / ``--max-tokens``): raw sentences, parsed by ``text.parser``,
     or with ``trees=True`` bracketed trees of tokenised text. It returns the best hypothesis of
     each, "" for an empty sentence. A sentence longer than the model accepts raises
     ``TranslationInputError``, or with ``skip_invalid_size_inputs`` gives None and a warning;
@@ -149,26 +85,24 @@ class TreeHubInterface(GeneratorHubInterface):
     ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees).
 
     ``score(sources, targets, trees=False, names=None)`` gives the model's log-probability of
-    each given translation instead (see its docstring).
+    each given translation instead (see its docstring). Sources and targets go through one text
+    pipeline each (``inference.text.TextPipeline``), and reach the task as items
+    (``inference_item``, ``inference_dataset``).
     """
 
-    def __init__(self, cfg, task, models, steps: Optional[TextSteps] = None):
+    def __init__(self, cfg, task, models, steps: Optional[TextSteps] = None,
+                 detokenize: bool = True):
         if not isinstance(task, TreeTranslationTask):
             raise FairseqTreeError(f"{type(task).__name__}: the checkpoint's task is not "
-                             "tree_translation")
+                                   "tree_translation")
         super().__init__(cfg, task, models)
         self.eval()
         self.steps = steps or TextSteps()
         self.source_lang, self.target_lang = task.cfg.source_lang, task.cfg.target_lang
-        self.raw_text = None
-        if self.steps.parser is not None:
-            self.raw_text = RawTextParser(RawTextSteps(
-                self.steps.parser, self.steps.parser_options, self.steps.tokenize,
-                normalize=self.steps.normalize_punctuation,
-                aggressive=self.steps.aggressive_dash_splits, quote=self.steps.quote),
-                self.source_lang)
+        self.source_text = TextPipeline(self.steps, self.source_lang)
+        self.target_text = TextPipeline(self.steps, self.target_lang)
         self.detokenizer = None
-        if self.steps.detokenize:
+        if detokenize:
             from sacremoses import MosesDetokenizer
 
             self.detokenizer = MosesDetokenizer(lang=self.target_lang)
@@ -176,7 +110,12 @@ class TreeHubInterface(GeneratorHubInterface):
     @property
     def flat_fallbacks(self) -> int:
         """Sentences the parser could not parse (given flat trees) so far."""
-        return self.raw_text.flat_fallbacks if self.raw_text else 0
+        return self.source_text.flat_fallbacks
+
+    @property
+    def text(self) -> TextPipeline:
+        """The pipeline raw input goes through (the sources)."""
+        return self.source_text
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, trees: bool = False,
                names: Optional[List[str]] = None, skip_invalid_size_inputs: bool = False,
@@ -192,10 +131,10 @@ class TreeHubInterface(GeneratorHubInterface):
         real = [i for i, sentence in enumerate(sentences) if sentence.strip()]
         if not real:
             return outputs
-        tokens = self.encode_sources([sentences[i] for i in real], trees, [names[i] for i in real])
-        fitting = self.fitting(tokens, [names[i] for i in real], skip_invalid_size_inputs)
+        items = self.encode_sources([sentences[i] for i in real], trees, [names[i] for i in real])
+        fitting = self.fitting(items, [names[i] for i in real], skip_invalid_size_inputs)
         if fitting:
-            hypos = self.generate([tokens[k] for k in fitting], beam, verbose, **kwargs)
+            hypos = self.generate([items[k] for k in fitting], beam, verbose, **kwargs)
             for k, best in zip(fitting, hypos):
                 outputs[real[k]] = self.decode(best[0]["tokens"])
         return outputs
@@ -225,9 +164,9 @@ class TreeHubInterface(GeneratorHubInterface):
                 raise TranslationInputError(f"{name}: empty {side}: nothing to score")
         if not sources:
             return []
-        src_tokens = self.encode_sources(list(sources), trees, names)
+        items = self.encode_sources(list(sources), trees, names)
         tgt_tokens = self.encode_targets(list(targets), names)
-        self.fitting(src_tokens, names, skip=False)
+        self.fitting(items, names, skip=False)
         self.fitting_targets(tgt_tokens, names)
         scores: List[Optional[torch.Tensor]] = [None] * len(sources)
         generation = copy.deepcopy(self.cfg.generation)
@@ -235,7 +174,7 @@ class TreeHubInterface(GeneratorHubInterface):
             generation.score_reference = True
         scorer = self.task.build_generator(self.models, generation)
         batches = self.task.get_batch_iterator(
-            dataset=self.task.build_dataset_for_scoring(src_tokens, tgt_tokens),
+            dataset=self.task.inference_dataset(items, tgt_tokens),
             max_tokens=self.cfg.dataset.max_tokens, max_sentences=self.cfg.dataset.batch_size,
             max_positions=self.max_positions, ignore_invalid_inputs=False,
             disable_iterator_cache=True).next_epoch_itr(shuffle=False)
@@ -248,17 +187,36 @@ class TreeHubInterface(GeneratorHubInterface):
             return [s.tolist() for s in scores]
         return [s.double().sum().item() for s in scores]
 
+    def parse(self, sentences: List[str]) -> List[str]:
+        """Raw sentences -> bracketed trees (tokenised and parsed as ``steps`` say)."""
+        if not self.source_text.parses:
+            raise TranslationInputError("no parser for raw sentences: load the model with "
+                                        "parser=... (a fairseq-tree-parse backend), or give "
+                                        "bracketed trees with trees=True")
+        return [result.tree for result in self.source_text.parse(sentences)]
+
+    def encode_sources(self, sentences: List[str], trees: bool, names: List[str]) -> List:
+        """Each source as the task's ``inference_item``: parsed unless ``trees``, read as a
+        tree, its leaves lowercased and split into subwords as the recipe's were."""
+        if not trees:
+            sentences = self.parse(sentences)
+        items = []
+        for index, (line, name) in enumerate(zip(sentences, names)):
+            try:
+                tree = self.source_text.subword_tree(read_input_tree(line, index))
+            except InputTreeError as err:
+                raise TranslationInputError(f"{name}: {err.reason}") from None
+            except ValueError as err:
+                raise TranslationInputError(f"{name}: {err}") from None
+            items.append(self.task.inference_item(tree))
+        return items
+
     def encode_targets(self, sentences: List[str], names: List[str]) -> List[torch.Tensor]:
-        """Target token ids (ending in EOS) of translations, tokenised (Moses, in the target
-        language), lowercased and split into subwords as the recipe made the training targets."""
-        tokenize = build_tokenizer(self.steps.tokenize, self.target_lang,
-                                   normalize=self.steps.normalize_punctuation,
-                                   aggressive=self.steps.aggressive_dash_splits,
-                                   quote=self.steps.quote)
+        """Target token ids (ending in EOS) of translations, tokenised (in the target language),
+        lowercased and split into subwords as the recipe made the training targets."""
         encoded = []
         for name, sentence in zip(names, sentences):
-            text = " ".join(tokenize(sentence))
-            pieces = self.apply_bpe(text.lower() if self.steps.lowercase else text)
+            pieces = self.target_text.subword_text(sentence)
             ids = self.tgt_dict.encode_line(pieces, add_if_not_exist=False,
                                             append_eos=True).long()
             if ids[:-1].eq(self.tgt_dict.unk()).all():
@@ -275,32 +233,10 @@ class TreeHubInterface(GeneratorHubInterface):
                 raise TranslationInputError(f"{name}: {ids.numel()} target tokens exceed the "
                                             f"model's {limit}")
 
-    def parse(self, sentences: List[str]) -> List[str]:
-        """Raw sentences -> bracketed trees (tokenised as ``steps`` say)."""
-        if self.raw_text is None:
-            raise TranslationInputError("no parser for raw sentences: load the model with "
-                                        "parser=... (a fairseq-tree-parse backend), or give "
-                                        "bracketed trees with trees=True")
-        return [result.tree for result in self.raw_text.parse(sentences)]
-
-    def encode_sources(self, sentences: List[str], trees: bool,
-                       names: List[str]) -> List[torch.Tensor]:
-        """Source token ids of each sentence, as the task gives them to the model."""
-        if not trees:
-            sentences = self.parse(sentences)
-        try:
-            return self.task.inference_sources(sentences, self.encode_leaf)
-        except InputTreeError as err:
-            raise TranslationInputError(f"{names[err.index]}: {err.reason}") from None
-
-    def encode_leaf(self, word: str) -> str:
-        """One leaf as BPE pieces joined by spaces (what the task's tree reader expects)."""
-        return self.apply_bpe(lowercase_leaf(word) if self.steps.lowercase else word)
-
-    def fitting(self, tokens: List[torch.Tensor], names: List[str], skip: bool) -> List[int]:
+    def fitting(self, items: List, names: List[str], skip: bool) -> List[int]:
         """Indices of the sources the model accepts; the others raise, or are warned about
         when ``skip``."""
-        sizes = self.task.build_dataset_for_inference(tokens, [t.numel() for t in tokens]).src_sizes
+        sizes = self.task.inference_dataset(items).src_sizes
         limit = self.max_positions[0] if isinstance(self.max_positions, tuple) else None
         keep = []
         for k, size in enumerate(sizes):
@@ -313,6 +249,20 @@ class TreeHubInterface(GeneratorHubInterface):
                 raise TranslationInputError(message)
             logger.warning(f"{message}; not translated")
         return keep
+
+    def _build_batches(self, items: List, skip_invalid_size_inputs: bool):
+        """fairseq's batches of the sources, built from the items themselves."""
+        return self.task.get_batch_iterator(
+            dataset=self.task.inference_dataset(items), max_tokens=self.cfg.dataset.max_tokens,
+            max_sentences=self.cfg.dataset.batch_size, max_positions=self.max_positions,
+            ignore_invalid_inputs=skip_invalid_size_inputs, disable_iterator_cache=True,
+        ).next_epoch_itr(shuffle=False)
+
+    def string(self, tokens) -> str:
+        return super().string(tokens.leaves if isinstance(tokens, EncodedTree) else tokens)
+
+    def remove_bpe(self, sentence: str) -> str:
+        return self.target_text.merge_subwords(sentence)
 
     def detokenize(self, sentence: str) -> str:
         return self.detokenizer.detokenize(sentence.split()) if self.detokenizer else sentence

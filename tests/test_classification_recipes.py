@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.trees import parse_bracketed, parse_tree
 from fairseq_tree.trees.subwords import join_subwords
 
@@ -280,6 +281,8 @@ def test_rt_snippets_spacy_keeps_dependencies(tmp_path, model, request):
     assert recipe["spacy"] == {"model": model, "model_version": version,
                                "spacy_version": spacy.__version__}
     assert all(v["dependency_heads"] for v in recipe["views"].values())
+    text = Recipe.read(work, kind="classification").text  # what raw snippets go through
+    assert (text.parser, text.tokenize, text.normalize_punctuation) == ("spacy", "moses", True)
     counts = {name: v["sizes"] for name, v in recipe["views"].items()}
     assert counts["5-class"] == {"train": 26, "valid": 3, "test": 7}
     for split in SPLITS:

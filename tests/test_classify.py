@@ -5,6 +5,7 @@ recipe (Moses tokens, two views). Each model, trained a few updates, must give f
 examples what it gives on their binarized form through fairseq's task and criterion: the same
 class and the same probabilities, example by example, and fairseq-validate's accuracy."""
 
+import argparse
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from fairseq_tree.errors import FairseqTreeError
 
 sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
 import classification_standins as standins  # noqa: E402
+from prepare_classification import raw_text_steps  # noqa: E402  (what an SVA recipe records)
 
 TRAIN = ["--user-dir", PLUGIN_DIR, "--task", "tree_classification", "--optimizer", "adam",
          "--lr", "0.003", "--criterion", "sentence_prediction", "--max-update", "6", "--seed", "1",
@@ -269,7 +271,9 @@ def test_a_recipe_without_raw_text(agreement, tmp_path):
     shutil.copytree(work, folder, symlinks=True,
                     ignore=shutil.ignore_patterns("orig", "text", "parsed", "views"))
     record = json.loads((folder / "recipe.json").read_text())
-    (folder / "recipe.json").write_text(json.dumps({**record, "dataset": "sva"}))
+    _, refused = raw_text_steps(argparse.Namespace(dataset="sva", parser="spacy", bpe_merges=0))
+    (folder / "recipe.json").write_text(json.dumps({**record, "dataset": "sva",
+                                                    "raw_text_refused": refused}))
     hub = from_pretrained(str(checkpoints["roberta"].parent), "checkpoint_last.pt",
                           recipe=str(folder))
     assert hub.predict(["(X (DT The) (NN author))"], trees=True)[0].label in ("0", "1")

@@ -159,6 +159,23 @@ def test_interactive_trees_reach_the_model(data_bin):
     assert torch.equal(seen["src_node_spans"], full["net_input"]["src_node_spans"])
 
 
+@pytest.mark.parametrize("tree_input", ["tree", "leaves-only", "linearized"])
+def test_inference_items_make_the_binarized_examples_batches(data_bin, tree_input):
+    """A tree given at inference (``inference_item``) reaches the model as the batch its
+    binarized example makes, the tree in the batch itself."""
+    task, dataset = setup_task(data_bin, "--tree-input", tree_input)
+    rows = [2, 0, 3]
+    items = [task.inference_item(parse_tree(TREES[i])) for i in rows]
+    given = task.inference_dataset(items)
+    got = given.collater([given[k] for k in range(len(rows))])
+    want = dataset.collater([dataset[i] for i in rows])
+    assert [rows[k] for k in got["id"].tolist()] == want["id"].tolist()
+    keys = set(want["net_input"]) - {"prev_output_tokens"}
+    assert set(got["net_input"]) == keys
+    for key in keys:
+        assert torch.equal(got["net_input"][key], want["net_input"][key]), key
+
+
 def test_interactive_malformed_tree_is_a_clear_error(data_bin):
     task, _ = setup_task(data_bin)
     with pytest.raises(FairseqTreeError, match="input line 2: malformed tree"):

@@ -10,7 +10,7 @@ from sacremoses import MosesDetokenizer
 
 from conftest import BIBLE, generated_hypotheses
 from fairseq_tree.models import Tree2SeqModel
-from fairseq_tree.data.recipe import TranslationRecipe
+from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.hub import TranslationInputError
 from fairseq_tree.parsing.moses import moses_tokenize
 from fairseq_tree.trees.normal_form import parse_tree
@@ -79,7 +79,7 @@ def test_recipe_folder(trained, expected, tmp_path):
     assert hub.translate(TEST_TREES, trees=True) == expected
     (recipe / "recipe.json").write_text(json.dumps({"tgt": "fr"}))
     with pytest.raises(ValueError, match=r"recipe.json: it has no 'src'"):
-        TranslationRecipe.read(str(recipe))
+        Recipe.read(str(recipe), kind="translation")
 
 
 def test_inputs_it_cannot_translate(hub, trained):

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import PLUGIN_DIR, ROOT, run_cli
 
+from fairseq_tree.data.recipe import RECIPE_VERSION, Recipe
 from fairseq_tree.parsing import ParserUnavailable
 from fairseq_tree.parsing.base import is_flat_fallback
 from fairseq_tree.trees import parse_tree
@@ -87,6 +88,10 @@ def check_outputs(work: Path, src: str, tgt: str, lowercase: bool, expected: dic
     assert recipe["pair"] == work.name and (recipe["src"], recipe["tgt"]) == (src, tgt)
     assert recipe["lowercase"] is lowercase and (work / recipe["bpe_codes"]).exists()
     assert recipe["sizes"] == {split: len(pairs) for split, pairs in expected.items()}
+    record = Recipe.read(work, kind="translation")  # the schema: what raw text goes through
+    assert record.version == RECIPE_VERSION and record.migrated is None
+    assert (record.text.tokenize, record.text.quote, record.text.lowercase) == (
+        "moses", True, lowercase)
 
 
 def train_a_few_updates(work: Path, tmp_path: Path):

@@ -114,7 +114,7 @@ def test_bad_pairs_are_one_line_errors_naming_the_line(models, tmp_path):
 def test_recipe_gives_the_parser_its_trees_were_made_with(models, tmp_path):
     """With --recipe and no --parser, raw sources are parsed by the recipe's parser, with the
     arguments settings.json recorded and the spaCy pipeline recipe.json names."""
-    from fairseq_tree.hub import recipe_parser
+    from fairseq_tree.models import Tree2SeqModel
 
     data, checkpoint, _ = models[0]
     recipe = tmp_path / "recipe"
@@ -135,10 +135,11 @@ def test_recipe_gives_the_parser_its_trees_were_made_with(models, tmp_path):
     (recipe / "settings.json").write_text(json.dumps({"parser_arg": ["--max-null-count", "2"]}))
     record.update(parser="link-grammar", spacy=None)
     (recipe / "recipe.json").write_text(json.dumps(record))
-    assert recipe_parser(str(recipe)) == {"parser": "link-grammar",
-                                          "parser_options": {"max_null_count": 2}}
+    hub = Tree2SeqModel.from_pretrained(str(checkpoint.parent), checkpoint.name, recipe=str(recipe))
+    assert (hub.steps.parser, hub.steps.parser_options) == ("link-grammar", {"max_null_count": 2})
     record.update(parser="spacy", spacy={"model": "fr_core_news_sm"})
     (recipe / "recipe.json").write_text(json.dumps(record))
     (recipe / "settings.json").write_text(json.dumps({"parser_arg": []}))
-    assert recipe_parser(str(recipe)) == {"parser": "spacy",
-                                          "parser_options": {"spacy_model": "fr_core_news_sm"}}
+    hub = Tree2SeqModel.from_pretrained(str(checkpoint.parent), checkpoint.name, recipe=str(recipe))
+    assert (hub.steps.parser, hub.steps.parser_options) == ("spacy",
+                                                            {"spacy_model": "fr_core_news_sm"})

@@ -44,7 +44,7 @@ from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args, lo
 from configs.runner.processes import run_command
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
 from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
-from fairseq_tree.data.recipe import read_recipe
+from fairseq_tree.data.recipe import Recipe, has_recipe
 from fairseq_tree.errors import FairseqTreeError
 
 HYPOTHESIS = re.compile(r"H-(\d+)\t")
@@ -136,9 +136,9 @@ def check_data(exp: Experiment, data: Path) -> Path:
     if not (data_bin / f"dict.{exp.source}.txt").is_file():
         raise CliError(f"{data_bin}: no binarized data (no dict.{exp.source}.txt); "
                        f"run DATA={data} bash {exp.recipe} first")
-    recipe = read_recipe(pair_dir, required=False)
-    if recipe and (recipe.get("src"), recipe.get("tgt")) != (exp.source, exp.target):
-        raise CliError(f"{pair_dir}/recipe.json is {recipe.get('src')}->{recipe.get('tgt')}, "
+    recipe = Recipe.read(pair_dir, kind="translation") if has_recipe(pair_dir) else None
+    if recipe and (recipe.src, recipe.tgt) != (exp.source, exp.target):
+        raise CliError(f"{pair_dir}/recipe.json is {recipe.src}->{recipe.tgt}, "
                        f"the config says {exp.source}->{exp.target}")
     return data_bin
 
@@ -209,8 +209,8 @@ def score(hyps_tok, refs_tok, hyps_detok, refs_raw, compound_split: bool, lowerc
     }
 
 
-def detokenizer(recipe: dict, tgt: str):
-    lang = recipe.get("moses_lang") or tgt
+def detokenizer(recipe: Recipe, tgt: str):
+    lang = recipe.details.get("moses_lang") or tgt
     if isinstance(lang, dict):  # {"src": ..., "tgt": ...} or {lang: lang}
         lang = lang.get("tgt") or lang.get(tgt) or tgt
     moses = MosesDetokenizer(lang=lang)
@@ -267,8 +267,8 @@ def evaluate(exp: Experiment, env: dict, args, extras: list[str]) -> int:
         model, averaged = averaged_model(exp, save_dir, args.average or exp.average)
         return classification.evaluate(exp, data_bin, model, averaged, save_dir, extras)
     pair_dir, tgt = env["data"] / exp.pair, exp.target
-    recipe = read_recipe(pair_dir)
-    lowercase = bool(recipe.get("lowercase"))
+    recipe = Recipe.read(pair_dir, kind="translation")
+    lowercase = recipe.text.lowercase
     refs_tok, refs_raw = read_references(pair_dir, tgt)
     model, averaged = averaged_model(exp, save_dir, args.average or exp.average)
     cmd = generate_command(exp, data_bin, model, extras)

@@ -24,12 +24,10 @@ number a line. Every line of both files must hold a sentence, and the two files 
 """
 
 import argparse
-import os
 import sys
 from collections.abc import Iterator
 
 from fairseq_tree.cli.console import (
-    STDIO,
     CliError,
     batched,
     decode_line,
@@ -37,45 +35,25 @@ from fairseq_tree.cli.console import (
     open_output,
     run_console,
 )
-from fairseq_tree.cli.parse import add_tokenize_args
+from fairseq_tree.cli.inference_options import add_inference_args, load_hub
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.data.recipe import TranslationRecipe, with_recipe
-from fairseq_tree.hub import TranslationInputError, recipe_parser
+from fairseq_tree.hub import TranslationInputError
 from fairseq_tree.parsing import ParserUnavailable
-from fairseq_tree.parsing.options import add_backend_args, backend_options
 
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fairseq-tree-translate",
                                      description=__doc__.split("\n")[0])
-    parser.add_argument("data", nargs="?",
-                        help="the binarized data folder (its dictionaries are used)")
-    parser.add_argument("--path", required=True, metavar="FILE", help="model checkpoint")
-    parser.add_argument("--recipe", metavar="DIR",
-                        help="a data-prep recipe's output folder: its recipe.json gives the data "
-                        "folder, languages, BPE codes, lowercasing and Moses settings")
+    add_inference_args(parser, "a data-prep recipe's output folder: its recipe.json gives the "
+                       "data folder, languages, BPE codes, parser, lowercasing and Moses settings")
     parser.add_argument("--source-lang", "-s")
     parser.add_argument("--target-lang", "-t")
-    bpe = parser.add_mutually_exclusive_group()
-    bpe.add_argument("--bpe-codes", metavar="FILE", help="subword-nmt codes of the training data")
-    bpe.add_argument("--sentencepiece-model", metavar="FILE", help="sentencepiece model")
-    parser.add_argument("--trees", action="store_true",
-                        help="the input lines are bracketed trees (tokenised): no parsing")
-    add_backend_args(parser, default=None,
-                     default_help="the recipe's (--recipe: recipe.json, with the parser "
-                     "arguments and spaCy pipeline it recorded), else stanza")
-    add_tokenize_args(parser, default="moses")
-    parser.add_argument("--normalize-punctuation", action="store_true",
-                        help="Moses punctuation normalisation and removal of non-printing "
-                        "characters before tokenising")
     parser.add_argument("--quote", action="store_true",
                         help="turn ’ into ' before tokenising (set by --recipe, as the recipes "
                         "do to their test sets)")
     parser.add_argument("--lowercase", action="store_true",
                         help="lowercase the leaves (after parsing), as the IWSLT recipes do")
     parser.add_argument("--no-detokenize", action="store_true", help="write tokenised output")
-    parser.add_argument("--input", default=STDIO, metavar="FILE", help="default: standard input")
-    parser.add_argument("--output", default=STDIO, metavar="FILE", help="default: standard output")
     parser.add_argument("--score-targets", metavar="FILE",
                         help="score these translations of --input (one a line) instead of "
                         "translating: one log-probability a line")
@@ -83,64 +61,27 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lenpen", type=float, default=1.0)
     parser.add_argument("--max-len-a", type=float, default=0)
     parser.add_argument("--max-len-b", type=int, default=200)
-    parser.add_argument("--batch-size", type=int, default=32, metavar="N",
-                        help="sentences parsed and translated together")
-    parser.add_argument("--cpu", action="store_true", help="do not use a GPU even if present")
     parser.add_argument("--fp16", action="store_true", help="translate in float16 (GPU)")
     return parser
 
 
-def hub_options(args) -> dict:
-    """``Tree2SeqModel.from_pretrained`` keywords from the command line, completed by
-    ``--recipe``'s recipe.json; checks that everything needed is known."""
-    options = {
-        "data_name_or_path": args.data, "source_lang": args.source_lang,
-        "target_lang": args.target_lang, "bpe_codes": args.bpe_codes,
-        "sentencepiece_model": args.sentencepiece_model,
-        "parser": None if args.trees else args.parser,
-        "parser_options": dict(backend_options(args), batch_size=args.batch_size),
-        "tokenize": args.tokenize, "normalize_punctuation": args.normalize_punctuation,
-        "quote": args.quote, "aggressive_dash_splits": args.aggressive_dash_splits,
-        "lowercase": args.lowercase, "detokenize": not args.no_detokenize,
-        "batch_size": args.batch_size,
-    }
-    if args.recipe:
-        try:
-            recorded = TranslationRecipe.read(args.recipe).hub_options()
-            if not args.trees and args.parser is None:
-                recorded.update(recipe_parser(args.recipe))
-            options = with_recipe(options, recorded)
-        except ValueError as err:
-            raise CliError(f"--recipe: {err}") from None
-    if not args.trees and options["parser"] is None:
-        options["parser"] = "stanza"
-    missing = [flag for flag, value in (
-        ("DATA (or --recipe)", options["data_name_or_path"]),
-        ("--source-lang", options["source_lang"]), ("--target-lang", options["target_lang"]),
-        ("--bpe-codes or --sentencepiece-model",
-         options["bpe_codes"] or options["sentencepiece_model"])) if not value]
-    if missing:
-        raise CliError(f"missing {', '.join(missing)}")
-    # fairseq reads a data path starting with "." as inside the model folder; ours is the cwd's
-    options["data_name_or_path"] = os.path.abspath(options["data_name_or_path"])
-    return options
-
-
-def load_hub(args):
-    """The checkpoint behind ``TreeHubInterface``, on the GPU unless ``--cpu``."""
-    import torch
-
+def load(args):
+    """The hub of ``--path`` (``Tree2SeqModel.from_pretrained``); without ``--recipe`` the
+    languages and BPE must be given."""
     from fairseq_tree.models import Tree2SeqModel
 
-    path = os.path.abspath(args.path)
-    if not os.path.isfile(path):
-        raise CliError(f"--path {args.path}: no such checkpoint file")
-    hub = Tree2SeqModel.from_pretrained(os.path.dirname(path), os.path.basename(path),
-                                        **hub_options(args))
+    if not args.recipe:
+        missing = [flag for flag, value in (
+            ("--source-lang", args.source_lang), ("--target-lang", args.target_lang),
+            ("--bpe-codes or --sentencepiece-model", args.bpe_codes or args.sentencepiece_model))
+            if not value]
+        if missing:
+            raise CliError(f"missing {', '.join(missing)}")
+    hub = load_hub(args, Tree2SeqModel.from_pretrained, source_lang=args.source_lang,
+                   target_lang=args.target_lang, detokenize=not args.no_detokenize,
+                   batch_size=args.batch_size)
     if args.fp16:
         hub.half()
-    if torch.cuda.is_available() and not args.cpu:
-        hub.cuda()
     return hub
 
 
@@ -154,7 +95,7 @@ def translate(args):
     """Translate ``--input`` into ``--output`` line by line, keeping line alignment."""
     if args.score_targets:
         return score(args)
-    hub = load_hub(args)
+    hub = load(args)
     counts = {"lines": 0, "empty": 0, "too long": 0}
     with open_output(args.output) as sink, Progress("translating", unit="sentences",
                                                     interval=1000) as progress:
@@ -197,7 +138,7 @@ def read_pairs(source_path: str, target_path: str) -> list[tuple[str, str, str]]
 def score(args):
     """Write the log-probability of each ``--score-targets`` line given its ``--input`` line."""
     pairs = read_pairs(args.input, args.score_targets)
-    hub = load_hub(args)
+    hub = load(args)
     with open_output(args.output) as sink, Progress("scoring", unit="pairs",
                                                     interval=1000) as progress:
         for batch in batched(pairs, args.batch_size):

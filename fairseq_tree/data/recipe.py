@@ -1,24 +1,32 @@
-"""``recipe.json``: the record a data-prep recipe leaves beside its data, read and written here only.
+"""``recipe.json``: the record a data-prep recipe leaves beside its data, one schema (``Recipe``),
+written (``Recipe.to_json``) and read (``Recipe.read``) here only.
 
-Every recipe writes one into its output folder (the settings that made the data, its split sizes,
-what the text steps left out); the experiment runner, ``fairseq-tree-translate --recipe``,
-``fairseq-tree-classify --recipe``, ``from_pretrained(recipe=...)`` and the benchmarks read it
-back. Paths in it are relative to its folder. A translation recipe's record (``src``, ``tgt``, BPE
-codes, lowercasing, Moses settings) is what ``TranslationRecipe`` reads for inference; a
-classification recipe's (its data set, views, parser, spaCy pipeline, BPE codes) is what
-``ClassificationRecipe`` reads; the other fields are the recipe's own.
+Every recipe writes one into its output folder: what it did to raw text (``TextSteps``: the
+tokenizer, the parser with its arguments and spaCy pipeline, lowercasing, BPE codes, the cut of
+long documents), its languages (translation) or views and classes (classification), and its own
+facts (split sizes, what the text steps left out, ...). The experiment runner,
+``fairseq-tree-translate --recipe``, ``fairseq-tree-classify --recipe``,
+``from_pretrained(recipe=...)`` and the benchmarks read it back. Paths in it are relative to its
+folder. A record written before the schema had a version is read as version 1, with a message
+saying what was filled in and from where (``migrated``).
 """
 
 import json
+import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.line_files import open_output
 
+logger = logging.getLogger(__name__)
+
 RECIPE_FILE = "recipe.json"
+RECIPE_VERSION = 1
+KINDS = ("translation", "classification", "treebank")
+_SAID = set()  # the migrations told once a process
 Folder = Union[str, Path]
 
 
@@ -47,21 +55,6 @@ def read_recipe(folder: Folder, required: bool = True) -> Optional[dict]:
     return record
 
 
-def with_recipe(options: Dict, recipe: Dict) -> Dict:
-    """``options`` (inference keywords) with what they leave unset taken from a recipe's
-    settings (a flag is on when either sets it; a dict of options, such as a parser's, is
-    completed key by key); BPE codes only when no sentencepiece model is given."""
-    merged = dict(options)
-    for key, value in recipe.items():
-        if key == "bpe_codes" and options.get("sentencepiece_model"):
-            continue
-        if isinstance(value, dict) and isinstance(options.get(key), dict):
-            merged[key] = with_recipe(options[key], value)
-        else:
-            merged[key] = options.get(key) or value
-    return merged
-
-
 def write_recipe(folder: Folder, record: dict) -> bool:
     """Write ``record`` as the folder's recipe.json, unless it holds that already (a re-run
     leaves the file and its time alone); the file appears only once complete. Returns whether
@@ -78,99 +71,170 @@ def write_recipe(folder: Folder, record: dict) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class TranslationRecipe:
-    """What inference needs from a translation recipe's record: its data-bin, languages, BPE
-    codes and the text steps its sources went through."""
+@dataclass
+class TextSteps:
+    """How raw text becomes the trees (and token sequences) a model reads: the steps a recipe's
+    evaluation text went through, so that inference repeats them. One set of names, used by
+    recipe.json's ``text``, both hubs, ``fairseq-tree-translate`` and ``fairseq-tree-classify``
+    (``--tokenize``, ``--normalize-punctuation``, ...)."""
 
-    folder: str
-    src: str
-    tgt: str
-    bpe_codes: Optional[str] = None  # relative to ``folder``
-    lowercase: bool = False
-    moses_aggressive_dash_splits: bool = False
-    parser: Optional[str] = None
+    parser: Any = None  # a fairseq-tree-parse backend's name (or, given to a hub, a Parser)
+    parser_options: Dict = field(default_factory=dict)  # its build_parser keywords
+    tokenize: str = "moses"  # none, moses, or spacy (the tokenizer of parser_options' spacy_model)
+    normalize_punctuation: bool = False  # Moses punctuation normalization first
+    aggressive_dash_splits: bool = False  # Moses -a
+    quote: bool = False  # ’ -> ' first (the translation recipes' test sets)
+    lowercase: bool = False  # lowercase the leaves after parsing (the IWSLT recipes)
+    split_sentences: bool = False  # documents: one tree per pysbd sentence, under one root
+    max_words: int = 0  # documents: the first whole sentences within N words (0: all)
+    bpe_codes: Optional[str] = None  # subword-nmt codes applied to each leaf
+    sentencepiece_model: Optional[str] = None  # or a sentencepiece model
+
+    def completed(self, given: Dict) -> "TextSteps":
+        """These steps with ``given`` (keywords, a CLI's options) put over them: a value given
+        (not None) wins, a flag is on where either sets it, parser options merge key by key (a
+        parser given other than the recorded one brings its own options only); a sentencepiece
+        model given replaces recorded BPE codes."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise TypeError(f"unknown text steps: {', '.join(unknown)}")
+        merged = {f.name: getattr(self, f.name) for f in fields(self)}
+        for key, value in given.items():
+            if value is None:
+                continue
+            if isinstance(value, bool) and not value:
+                continue  # a flag left off: the record's
+            merged[key] = value
+        if given.get("parser") not in (None, self.parser):
+            merged["parser_options"] = dict(given.get("parser_options") or {})
+        else:
+            merged["parser_options"] = {**self.parser_options, **(given.get("parser_options")
+                                                                  or {})}
+        if given.get("sentencepiece_model") and not given.get("bpe_codes"):
+            merged["bpe_codes"] = None
+        return TextSteps(**merged)
+
+
+@dataclass
+class Recipe:
+    """One recipe.json: what its recipe did, for the hubs, the CLIs and the benchmarks.
+
+    ``text`` is what raw text goes through to become the recipe's trees (with ``parser_args``,
+    the fairseq-tree-parse arguments it recorded, and ``spacy``, the pipeline); ``src``/``tgt``
+    a translation recipe's languages; ``dataset``/``views`` a classification recipe's (each view's
+    ``data_bin``, ``classes``, sizes); ``raw_text_refused`` why raw text cannot be read (None: it
+    can); ``details`` the recipe's own fields (sizes, stats, test sets, seed, ...), written at
+    the top level beside the schema's."""
+
+    kind: str
+    text: TextSteps = field(default_factory=TextSteps)
+    parser_args: List[str] = field(default_factory=list)
+    spacy: Optional[dict] = None  # {"model", "model_version", "spacy_version"}
+    src: Optional[str] = None
+    tgt: Optional[str] = None
+    dataset: Optional[str] = None
+    views: Dict[str, dict] = field(default_factory=dict)
+    raw_text_refused: Optional[str] = None
+    details: Dict[str, Any] = field(default_factory=dict)
+    version: int = RECIPE_VERSION
+    folder: str = ""  # where it was read from (not written)
+    migrated: Optional[str] = None  # what reading a record without a version filled in
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"recipe kind {self.kind!r} is not one of {', '.join(KINDS)}")
+
+    # -- writing and reading
+
+    def to_json(self) -> dict:
+        """The record: the version and kind, the text steps under their own names
+        (``text.parser`` the recorded parser's name; its options are ``parser_args`` and
+        ``spacy``), the other fields of the schema, then ``details``."""
+        text = asdict(self.text)
+        text.pop("parser_options")
+        record = {"version": self.version, "kind": self.kind, **text,
+                  "parser_args": list(self.parser_args), "spacy": self.spacy}
+        for name in ("src", "tgt", "dataset", "raw_text_refused"):
+            if getattr(self, name) is not None:
+                record[name] = getattr(self, name)
+        if self.views:
+            record["views"] = self.views
+        clash = sorted(set(record) & set(self.details))
+        if clash:
+            raise ValueError(f"recipe details {', '.join(clash)} clash with the schema's fields")
+        return {**record, **self.details}
 
     @classmethod
-    def read(cls, folder: Folder) -> "TranslationRecipe":
-        record = read_recipe(folder)
+    def from_json(cls, record: dict, folder: Folder = "", where: str = RECIPE_FILE,
+                  kind: Optional[str] = None) -> "Recipe":
+        """The recipe of a record (a version-less one migrated, as a recipe of ``kind`` when
+        given); ``FairseqTreeError`` naming ``where`` for one that cannot be read."""
+        if not isinstance(record, dict):
+            raise FairseqTreeError(f"cannot read {where}: not a JSON object")
+        record = dict(record)
+        version = record.pop("version", None)
+        if version is None:
+            return migrate(record, folder, where, kind)
+        if not isinstance(version, int) or version > RECIPE_VERSION:
+            raise FairseqTreeError(f"cannot read {where}: version {version!r}; this fairseq-tree "
+                                   f"reads versions up to {RECIPE_VERSION}")
         try:
-            return cls(str(folder), record["src"], record["tgt"], record["bpe_codes"],
-                       record.get("lowercase", False),
-                       record.get("moses_aggressive_dash_splits", False), record.get("parser"))
+            text = TextSteps(**{f.name: record.pop(f.name) for f in fields(TextSteps)
+                                if f.name in record and f.name != "parser_options"})
+            for f in fields(TextSteps):
+                value = getattr(text, f.name)
+                if f.name in STEP_TYPES and not (value is None and f.default is None
+                                                 or type(value) is STEP_TYPES[f.name]):
+                    raise ValueError(f"{f.name} is {value!r}, not "
+                                     f"{'an' if f.name == 'max_words' else 'a'} "
+                                     f"{STEP_TYPES[f.name].__name__}")
+            schema = {name: record.pop(name) for name in (
+                "parser_args", "spacy", "src", "tgt", "dataset", "views", "raw_text_refused")
+                if name in record}
+            return cls(record.pop("kind"), text, folder=str(folder), details=record, **schema)
         except KeyError as err:
-            raise FairseqTreeError(f"cannot read {recipe_path(folder)}: it has no {err}") from None
+            raise FairseqTreeError(f"cannot read {where}: it has no {err}") from None
+        except (TypeError, ValueError) as err:
+            raise FairseqTreeError(f"cannot read {where}: {err}") from None
+
+    @classmethod
+    def read(cls, folder: Folder, kind: Optional[str] = None) -> "Recipe":
+        """The recipe.json of ``folder`` (of ``kind``, when given: another is an error)."""
+        recipe = cls.from_json(read_recipe(folder), folder, str(recipe_path(folder)), kind)
+        if recipe.migrated and recipe.migrated not in _SAID:
+            _SAID.add(recipe.migrated)
+            logger.info(recipe.migrated)
+        if kind is not None and recipe.kind != kind:
+            raise FairseqTreeError(f"{recipe_path(folder)}: a {recipe.kind} recipe's, not a "
+                                   f"{kind} recipe's")
+        return recipe
+
+    def write(self, folder: Folder) -> bool:
+        return write_recipe(folder, self.to_json())
+
+    # -- what inference reads
 
     def resolve(self, relative: str) -> str:
         """A path of the record, made absolute (fairseq reads a data path starting with "." as
         inside the model folder)."""
         return os.path.abspath(os.path.join(self.folder, relative))
 
+    def text_steps(self) -> TextSteps:
+        """``text`` with its paths made absolute and the spaCy pipeline among the parser's
+        options (its recorded arguments are the parsing layer's to read:
+        ``inference.text.recipe_steps``)."""
+        steps = TextSteps(**{f.name: getattr(self.text, f.name) for f in fields(TextSteps)})
+        steps.parser_options = {"spacy_model": self.spacy["model"]} if self.spacy else {}
+        for name in ("bpe_codes", "sentencepiece_model"):
+            if getattr(steps, name):
+                setattr(steps, name, self.resolve(getattr(steps, name)))
+        return steps
+
     @property
     def data_bin(self) -> str:
+        """A translation recipe's data-bin."""
         return self.resolve("data-bin")
-
-    def hub_options(self) -> dict:
-        """The record as ``from_pretrained`` keywords: raw input is treated as the recipe
-        treated its test sets (’ -> ', no punctuation normalisation)."""
-        return {"data_name_or_path": self.data_bin, "source_lang": self.src,
-                "target_lang": self.tgt,
-                "bpe_codes": self.resolve(self.bpe_codes) if self.bpe_codes else None,
-                "lowercase": self.lowercase,
-                "aggressive_dash_splits": self.moses_aggressive_dash_splits, "quote": True}
-
-
-# How each classification recipe (data-prep/prepare_classification.py) made the tokens of its
-# examples from raw text, as ``RawTextParser`` keywords: Moses with punctuation normalization
-# (``document_sentences``), IMDB's reviews split into sentences and cut to their first words,
-# the agreement examples in the words of the spaCy pipeline that found them. Not here: SVA, whose
-# leaves are Linzen et al.'s words with the rare ones replaced by their POS tags, which raw text
-# cannot repeat (its trees can be classified).
-MOSES_EXAMPLES = {"tokenize": "moses", "normalize": True}
-CLASSIFICATION_TEXT = {
-    "rt-snippets": MOSES_EXAMPLES, "sick": MOSES_EXAMPLES, "msrp": MOSES_EXAMPLES,
-    "imdb": {**MOSES_EXAMPLES, "split_sentences": True},
-    "agreement": {"tokenize": "spacy"},
-    # SST's trees come parsed and PTB-tokenized, with no parser recorded: Moses is the nearest
-    # tokenization, and the parser is the caller's to give.
-    "sst": {"tokenize": "moses"},
-}
-IMDB_MAX_WORDS = 500  # prepare_classification.py's --max-words default
-SETTINGS_FILE = "settings.json"  # the recipe's settings (recipe_steps.check_settings)
-
-
-@dataclass(frozen=True)
-class ClassificationRecipe:
-    """What inference needs from a classification recipe's record: each view's data-bin and
-    class names, and the text steps, parser and BPE codes its trees were made with."""
-
-    folder: str
-    dataset: str
-    views: Dict[str, dict] = field(default_factory=dict)
-    parser: Optional[str] = None
-    parser_args: Tuple[str, ...] = ()
-    spacy: Optional[dict] = None  # {"model", "model_version", "spacy_version"}
-    bpe_codes: Optional[str] = None  # relative to ``folder``
-    max_words: int = 0  # IMDB: reviews cut to their first whole sentences within N words
-
-    @classmethod
-    def read(cls, folder: Folder) -> "ClassificationRecipe":
-        record = read_recipe(folder)
-        try:
-            views, dataset = record["views"], record["dataset"]
-        except KeyError as err:
-            raise FairseqTreeError(f"cannot read {recipe_path(folder)}: it has no {err} (not a "
-                                   "classification recipe's)") from None
-        max_words = 0
-        if dataset == "imdb":
-            settings = read_settings(folder)
-            max_words = int(record.get("max_words", settings.get("max_words", IMDB_MAX_WORDS)))
-        return cls(str(folder), dataset, views, record.get("parser"),
-                   tuple(record.get("parser_args") or ()), record.get("spacy"),
-                   record.get("bpe_codes"), max_words)
-
-    def resolve(self, relative: str) -> str:
-        return os.path.abspath(os.path.join(self.folder, relative))
 
     def view(self, name: Optional[str] = None, trained_on: Optional[str] = None) -> str:
         """The view (task) meant: ``name``; else the one whose data-bin the model was trained
@@ -188,25 +252,85 @@ class ClassificationRecipe:
                                    f"({', '.join(self.views)})")
         return name
 
+    def view_data_bin(self, view: str) -> str:
+        return self.resolve(self.views[view]["data_bin"])
+
     def class_names(self, view: str) -> Optional[List[str]]:
         """The names of the view's classes in class order (class k is symbol "k"); None for
         scores."""
         return self.views[view].get("classes")
 
-    def hub_options(self, view: str) -> dict:
-        """The record as ``classification_hub.from_pretrained`` keywords for ``view``: its
-        data-bin, BPE codes, parser (its recorded arguments and spaCy pipeline) and the text
-        steps that made the examples' tokens (``raw_text_refused`` where none can, see
-        ``CLASSIFICATION_TEXT``)."""
-        parser_options = {"spacy_model": self.spacy["model"]} if self.spacy else {}
-        text = dict(CLASSIFICATION_TEXT.get(self.dataset, {"raw_text_refused": (
-            f"a {self.dataset} recipe's leaves are not the tokens of raw text")}))
-        if self.max_words:
-            text["max_words"] = self.max_words
-        return {"data_name_or_path": self.resolve(self.views[view]["data_bin"]),
-                "bpe_codes": self.resolve(self.bpe_codes) if self.bpe_codes else None,
-                "parser": self.parser, "parser_args": list(self.parser_args),
-                "parser_options": parser_options, **text}
+
+# The type of each recorded text step (the others are names or paths: a str, or None).
+STEP_TYPES = {f.name: str if f.default is None else type(f.default)
+              for f in fields(TextSteps) if f.name not in ("parser", "parser_options")}
+
+
+# How each classification recipe (data-prep/prepare_classification.py) makes the tokens of its
+# examples from raw text: Moses with punctuation normalization, IMDB's reviews split into
+# sentences (and cut to their first words: ``max_words``), the agreement examples in the words of
+# the spaCy pipeline that found them; SST's trees come parsed and PTB-tokenized (Moses is the
+# nearest). The recipes record it; a record without a version gets it by its data set's name.
+MOSES_EXAMPLES = {"tokenize": "moses", "normalize_punctuation": True}
+CLASSIFICATION_TEXT = {
+    "rt-snippets": MOSES_EXAMPLES, "sick": MOSES_EXAMPLES, "msrp": MOSES_EXAMPLES,
+    "imdb": {**MOSES_EXAMPLES, "split_sentences": True},
+    "agreement": {"tokenize": "spacy"},
+    "sst": {"tokenize": "moses"},
+}
+IMDB_MAX_WORDS = 500  # prepare_classification.py's --max-words default then
+SETTINGS_FILE = "settings.json"  # the recipe's settings (recipe_steps.check_settings)
+
+
+def migrate(record: dict, folder: Folder, where: str, kind: Optional[str] = None) -> Recipe:
+    """A record written before recipe.json had a version, as version 1, saying what it filled in:
+    a translation recipe's text steps are those its test sets went through (Moses, ’ -> ', its
+    -a and lowercasing), its parser arguments those settings.json kept; a classification
+    recipe's tokenization is the one its data set's recipe used then."""
+    record = dict(record)
+    filled = []
+    kind = kind or ("classification" if "views" in record else
+                    "translation" if "src" in record else "treebank")
+    try:
+        if kind == "classification":
+            dataset = record.pop("dataset")
+            text = dict(CLASSIFICATION_TEXT.get(dataset, {}))
+            filled.append(f"the tokenization of {dataset} recipes then ({text or 'none'})")
+            if dataset == "imdb":
+                settings = read_settings(folder) if folder else {}
+                text["max_words"] = int(record.pop("max_words", settings.get(
+                    "max_words", IMDB_MAX_WORDS)))
+                filled.append(f"max_words {text['max_words']}")
+            refused = None if dataset in CLASSIFICATION_TEXT else \
+                f"a {dataset} recipe's leaves are not the tokens of raw text"
+            recipe = Recipe("classification", TextSteps(
+                parser=record.pop("parser", None), bpe_codes=record.pop("bpe_codes", None),
+                **text), list(record.pop("parser_args", None) or ()), record.pop("spacy", None),
+                dataset=dataset, views=record.pop("views"), raw_text_refused=refused,
+                details=record, folder=str(folder))
+        elif kind == "translation":
+            src, tgt = record.pop("src"), record.pop("tgt")
+            settings = read_settings(folder) if folder else {}
+            parser_args = list(settings.get("parser_arg") or ())
+            if parser_args:
+                filled.append(f"parser arguments {' '.join(parser_args)} from settings.json")
+            filled.append("the text steps of its test sets (Moses, quote)")
+            text = TextSteps(
+                parser=record.pop("parser", None), tokenize="moses", quote=True,
+                aggressive_dash_splits=bool(record.pop("moses_aggressive_dash_splits", False)),
+                lowercase=bool(record.pop("lowercase", False)),
+                bpe_codes=record.pop("bpe_codes", None))
+            recipe = Recipe("translation", text, parser_args, record.pop("spacy", None),
+                            src=src, tgt=tgt, details=record, folder=str(folder))
+        else:
+            steps = {"tokenize": "none", **{f.name: record.pop(f.name) for f in fields(TextSteps)
+                                            if f.name in record}}
+            recipe = Recipe("treebank", TextSteps(**steps), details=record, folder=str(folder))
+    except KeyError as err:
+        raise FairseqTreeError(f"cannot read {where}: it has no {err}") from None
+    recipe.migrated = (f"{where}: written before recipe.json had a version; read as version "
+                       f"{RECIPE_VERSION}, with {'; '.join(filled) or 'nothing filled in'}")
+    return recipe
 
 
 def read_settings(folder: Folder) -> dict:

@@ -48,12 +48,12 @@ class Tree2SeqModel(TransformerModel):
             data_name_or_path: the data-bin folder (dictionaries); as in fairseq, a path
                 starting with "." is inside the model folder (default "." or the recipe's).
             recipe: a data-prep recipe's output folder: its ``recipe.json`` gives the data-bin,
-                languages, BPE codes, lowercasing and Moses settings, as for
+                languages, BPE codes, parser and text steps, as for
                 ``fairseq-tree-translate --recipe``.
             kwargs: the text steps of ``TextSteps`` (``parser``, ``parser_options``,
-                ``tokenize``, ``lowercase``, ``detokenize``, ...), and fairseq's overrides:
-                ``bpe_codes`` (subword-nmt) or ``sentencepiece_model`` (``bpe`` follows),
-                ``source_lang``, ``target_lang``, ``batch_size``, ``max_tokens``, ...
+                ``tokenize``, ``lowercase``, ``bpe_codes`` or ``sentencepiece_model``, ...; given
+                ones win over the recipe's), ``detokenize``, and fairseq's overrides
+                (``source_lang``, ``target_lang``, ``batch_size``, ``max_tokens``, ...).
         """
         from fairseq_tree.hub import from_pretrained  # the hub sits above the models: deferred
 

@@ -12,6 +12,7 @@ positions becomes a counted flat tree.
 import logging
 import os
 
+from fairseq_tree.data.bpe import build_segmenter
 from fairseq_tree.parsing.base import Failure, Parser, ParserUnavailable
 from fairseq_tree.trees.induction import THRESHOLD, induced_tree
 from fairseq_tree.trees.subwords import first_pieces
@@ -58,17 +59,10 @@ class InducedParser(Parser):
         if not 0 < induced_threshold <= 1:
             raise ParserUnavailable(f"--induced-threshold {induced_threshold}: not in (0, 1]")
         self.min_layer, self.threshold = induced_min_layer, induced_threshold
-        self.segment = self.first_piece_segmenter(induced_bpe_codes)
+        # the BPE of fairseq-tree-bpe, which made the training text
+        self.segment = build_segmenter(induced_bpe_codes) if induced_bpe_codes \
+            else (lambda words: words)
         self.units = self.unknown = 0
-
-    @staticmethod
-    def first_piece_segmenter(codes: str | None):
-        if not codes:
-            return lambda words: words
-        from subword_nmt.apply_bpe import BPE
-
-        with open(codes, encoding="utf-8") as handle:
-            return BPE(handle).segment_tokens
 
     def encode(self, tokens: list[str]):
         """``<s> units </s>`` as the model's ids, the unknown units counted."""

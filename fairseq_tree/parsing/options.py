@@ -64,6 +64,16 @@ def backend_options(args) -> dict:
                 induced_threshold=args.induced_threshold)
 
 
+def given_backend_options(args) -> dict:
+    """The options of ``add_backend_args`` that the command line set (not left at their
+    defaults), as ``build_parser`` keywords: they complete a recipe's recorded ones."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_backend_args(parser, default=None)
+    defaults = backend_options(parser.parse_args([]))
+    return {key: value for key, value in backend_options(args).items()
+            if value is not None and value != defaults[key]}
+
+
 def recorded_options(parser_args: Sequence[str]) -> dict:
     """``build_parser`` keywords of the fairseq-tree-parse arguments a recipe recorded (e.g.
     ``["--max-null-count", "2"]``): those they set, not the defaults. ``ValueError`` for an

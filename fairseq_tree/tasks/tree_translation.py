@@ -94,7 +94,7 @@ class TreeTranslationTask(TranslationTask):
         # Saved in checkpoints (task_state), so a run with another --tree-input is refused.
         self.state.merge_state_dict({"tree_input": str(cfg.tree_input)})  # a str pickles
         # Trees of interactive input, by leaf ids: fairseq-interactive passes only src_tokens on.
-        self._inference_trees: Dict[Tuple[int, ...], deque] = {}
+        self._interactive_trees: Dict[Tuple[int, ...], deque] = {}
         self._interactive_lines = 0
 
     @property
@@ -187,76 +187,76 @@ class TreeTranslationTask(TranslationTask):
                              f"{self.cfg.tree_input}")
         return model
 
-    # ---------------------------------------------------------------- interactive / inference
+    # ---------------------------------------------------------------- inference
+
+    def inference_item(self, tree: NormalTree):
+        """What the model reads of one inference input, a tree of the model's units (subwords):
+        the tree itself (``EncodedTree``) with --tree-input tree, else its token sequence (the
+        leaves, or the linearized tree)."""
+        encoded = encode_tree(tree, self.source_dictionary)
+        if self.cfg.tree_input == "linearized":
+            return linearize(encoded.leaves, encoded.labels, encoded.spans, *self.bracket_ids)
+        return encoded if self.reads_trees else encoded.leaves
+
+    def inference_dataset(self, items: List, targets: Optional[List[torch.Tensor]] = None,
+                          constraints=None):
+        """A dataset of ``inference_item``s: for generation, or, given ``targets`` (ids ending in
+        EOS), of the pairs for ``fairseq-generate --score-reference``'s scorer, batched as
+        ``load_dataset``'s pairs are: every pair kept, the last batch too."""
+        tokens = [item.leaves if isinstance(item, EncodedTree) else item for item in items]
+        lengths = np.array([t.numel() for t in tokens])
+        pair = dict(tgt_dict=self.target_dictionary, left_pad_source=self.cfg.left_pad_source)
+        if targets is not None:
+            pair.update(tgt=targets, tgt_sizes=np.array([t.numel() for t in targets]),
+                        left_pad_target=self.cfg.left_pad_target, shuffle=False)
+        if not self.reads_trees:
+            if targets is None:
+                return super().build_dataset_for_inference(tokens, lengths, constraints)
+            return CompleteLanguagePairDataset(tokens, lengths, self.source_dictionary, **pair)
+        return TreeLanguagePairDataset(
+            tokens, lengths, self.source_dictionary,
+            ListDataset([t.labels for t in items], [t.num_nodes for t in items]),
+            ListDataset([t.spans.view(-1) for t in items], [2 * t.num_nodes for t in items]),
+            constraints=constraints, **pair)
+
+    # fairseq-interactive gives the task the lines (``get_interactive_tokens_and_lengths``) but
+    # the model only the token rows of each batch (``inference_step``): with --tree-input tree
+    # the trees of the lines read last wait here, by their leaves, until their rows come back.
+    # Everything else (the hubs, fairseq-tree-translate) passes trees as items.
 
     def get_interactive_tokens_and_lengths(self, lines: List[str], encode_fn: Callable):
-        """fairseq-interactive's hook: ``inference_sources``, a bad line ending the run."""
+        """fairseq-interactive's hook: each line a bracketed tree, ``encode_fn`` (tokenizer +
+        BPE) applied to each leaf; a bad line ends the run."""
         first = self._interactive_lines + 1
         self._interactive_lines += len(lines)
-        try:
-            tokens = self.inference_sources(lines, encode_fn)
-        except InputTreeError as err:
-            raise FairseqTreeError(
-                f"tree_translation: input line {first + err.index}: {err.reason}"
-            ) from None
-        return tokens, [t.numel() for t in tokens]
-
-    def inference_sources(self, lines: List[str], encode_fn: Callable) -> List[torch.Tensor]:
-        """The source token sequences of bracketed trees, one per line, ``encode_fn`` (tokenizer
-        + BPE) applied to each leaf: the leaves (whose trees are kept for
-        ``build_dataset_for_inference``), or the linearized trees. Raises ``InputTreeError``."""
-        self._inference_trees.clear()
+        self._interactive_trees.clear()
         tokens = []
         for index, line in enumerate(lines):
-            tree = read_input_tree(line, index, encode_fn)
-            encoded = encode_tree(tree, self.source_dictionary)
-            if self.cfg.tree_input == "linearized":
-                tokens.append(linearize(encoded.leaves, encoded.labels, encoded.spans,
-                                        *self.bracket_ids))
-                continue
-            key = tuple(encoded.leaves.tolist())
-            self._inference_trees.setdefault(key, deque()).append(encoded)
-            tokens.append(encoded.leaves)
-        return tokens
+            try:
+                item = self.inference_item(read_input_tree(line, index, encode_fn))
+            except InputTreeError as err:
+                raise FairseqTreeError(
+                    f"tree_translation: input line {first + err.index}: {err.reason}"
+                ) from None
+            if isinstance(item, EncodedTree):
+                self._interactive_trees.setdefault(tuple(item.leaves.tolist()), deque()).append(item)
+                item = item.leaves
+            tokens.append(item)
+        return tokens, [t.numel() for t in tokens]
 
     def build_dataset_for_inference(self, src_tokens, src_lengths, constraints=None):
         if not self.reads_trees:
             return super().build_dataset_for_inference(src_tokens, src_lengths, constraints)
-        labels, spans = self._inference_nodes(src_tokens)
-        return TreeLanguagePairDataset(
-            src_tokens, src_lengths, self.source_dictionary, labels, spans,
-            tgt_dict=self.target_dictionary, constraints=constraints,
-            left_pad_source=self.cfg.left_pad_source,
-        )
+        return self.inference_dataset([self._interactive_tree(tokens, pop=False)
+                                       for tokens in src_tokens], constraints=constraints)
 
-    def build_dataset_for_scoring(self, src_tokens: List[torch.Tensor],
-                                  tgt_tokens: List[torch.Tensor]):
-        """Sources from ``inference_sources`` paired with given targets (ids ending in EOS),
-        batched as ``load_dataset``'s pairs are, for ``fairseq-generate --score-reference``'s
-        scorer: every pair is kept, the last batch too."""
-        pair = dict(tgt=tgt_tokens, tgt_sizes=np.array([t.numel() for t in tgt_tokens]),
-                    tgt_dict=self.target_dictionary, left_pad_source=self.cfg.left_pad_source,
-                    left_pad_target=self.cfg.left_pad_target, shuffle=False)
-        src_lengths = np.array([t.numel() for t in src_tokens])
-        if not self.reads_trees:
-            return CompleteLanguagePairDataset(src_tokens, src_lengths, self.source_dictionary,
-                                               **pair)
-        labels, spans = self._inference_nodes(src_tokens)
-        return TreeLanguagePairDataset(src_tokens, src_lengths, self.source_dictionary, labels,
-                                       spans, **pair)
-
-    def _inference_nodes(self, src_tokens) -> Tuple[ListDataset, ListDataset]:
-        """The node labels and spans of the trees ``inference_sources`` kept for these leaves."""
-        trees = [self._inference_tree(tokens, pop=False) for tokens in src_tokens]
-        return (ListDataset([t.labels for t in trees], [t.num_nodes for t in trees]),
-                ListDataset([t.spans.view(-1) for t in trees], [2 * t.num_nodes for t in trees]))
-
-    def _inference_tree(self, leaf_ids: torch.Tensor, pop: bool) -> EncodedTree:
-        queue = self._inference_trees.get(tuple(leaf_ids.tolist()))
+    def _interactive_tree(self, leaf_ids: torch.Tensor, pop: bool) -> EncodedTree:
+        queue = self._interactive_trees.get(tuple(leaf_ids.tolist()))
         if not queue:
             raise FairseqTreeError(
-                "tree_translation: no tree known for this source sentence; inference inputs must "
-                "come through inference_sources (bracketed trees)"
+                "tree_translation: no tree known for this source sentence; fairseq-interactive's "
+                "inputs come through get_interactive_tokens_and_lengths (bracketed trees), "
+                "Python's through inference_item and inference_dataset"
             )
         return queue.popleft() if pop else queue[0]
 
@@ -272,7 +272,7 @@ class TreeTranslationTask(TranslationTask):
         """Give back the tree inputs that fairseq-interactive drops from its batches."""
         src_tokens, src_lengths = net_input["src_tokens"], net_input["src_lengths"]
         pad = self.source_dictionary.pad()
-        trees = [self._inference_tree(row[row.ne(pad)].cpu(), pop=True) for row in src_tokens]
+        trees = [self._interactive_tree(row[row.ne(pad)].cpu(), pop=True) for row in src_tokens]
         samples = [{"node_labels": t.labels, "node_spans": t.spans} for t in trees]
         labels, spans = collate_nodes(
             samples, pad, src_tokens.cpu(), src_lengths.cpu(), self.cfg.left_pad_source
