@@ -39,6 +39,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -49,7 +50,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data-prep"))
 from classification_corpora import AGREEMENT_META, attractor_bin  # noqa: E402
-from report import machine, paired_t_test, write_json  # noqa: E402
+from report import difference_cell, machine, paired_t_test, write_json  # noqa: E402
 
 VIEW = "agreement"
 
@@ -232,8 +233,6 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
     def header(first):
         return [f"| {first} | " + " | ".join(f"{row} ({counts[row]:,})" for row in rows) + " |",
             "|---" * (len(rows) + 1) + "|"]
-    def p_value(p):  # 0 where every seed differed by the same amount
-        return f"{p:.2g}" if p >= 0.001 else "<0.001"
     def seeds(run):
         return f"{len(run)} seed{'' if len(run) == 1 else 's'}"
     def mean_sd(cell):
@@ -250,7 +249,7 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
         for model, cells in tested:
             tests = [cells[row].get(f"vs {baseline}") for row in rows]
             lines.append(f"| {model} | " + " | ".join(
-                "-" if t is None else f"{t['mean_difference']:+.2f} ({p_value(t['p_value'])})"
+                "-" if t is None else difference_cell(t)
                 for t in tests) + " |")
     return lines
 
@@ -266,11 +265,34 @@ def print_table(split: str, results: dict):
             f"({cell['count']:>4})" for cell in table.values()))
 
 
+def summarize(path: Path, baseline: str | None, markdown: bool) -> dict:
+    """A stored report with its seed summary recomputed from its rows (``splits``) by today's
+    ``seed_summary`` (``report.paired_t_test``), written back to ``path``; with ``markdown``
+    its tables printed."""
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if baseline is None:
+        words = shlex.split(report.get("command", ""))
+        baseline = words[words.index("--baseline") + 1] if "--baseline" in words else None
+    report["summary"] = {}
+    for split, results in report["splits"].items():
+        summary = seed_summary(results, baseline)
+        if summary:
+            report["summary"][split] = summary
+            if markdown:
+                print(f"\n{split}:\n" + "\n".join(markdown_tables(summary, baseline)))
+    write_json(str(path), report)
+    return report
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", required=True, type=Path,
+    parser.add_argument("--data", type=Path,
                         help="the recipe's folder (holding data-bin/agreement/), or the DATA "
                              "folder above it")
+    parser.add_argument("--summarize", type=Path, metavar="REPORT",
+                        help="recompute REPORT's seed summary and paired tests from the rows it "
+                             "holds (nothing is run) and write it back; the baseline: "
+                             "--baseline, else the one its command named")
     parser.add_argument("--split", action="append", metavar="SPLIT",
                         help="test (default), test1, ... (repeatable)")
     parser.add_argument("--checkpoint", action="append", default=[], metavar="NAME=PATH",
@@ -288,6 +310,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--markdown", action="store_true",
                         help="also print the seeds' summary as Markdown tables")
     args = parser.parse_args(argv)
+    if args.summarize:
+        return summarize(args.summarize, args.baseline, args.markdown)
+    if args.data is None:
+        parser.error("--data is required (or --summarize REPORT)")
     args.data = recipe_folder(args.data)
     data_bin = args.data / "data-bin" / VIEW
     def named(option: str, form: str, specs: list[str]) -> list[tuple[str, str]]:

@@ -44,7 +44,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agreement import seed_summary  # noqa: E402
 from agreement_targeted import checkpoint_names  # noqa: E402
 from compare import valid_curve  # noqa: E402
-from report import agreement_t_tests, end_report, holm, machine, previous_report  # noqa: E402
+from report import (  # noqa: E402
+    agreement_t_tests,
+    difference_cell,
+    end_report,
+    holm,
+    machine,
+    previous_report,
+)
 
 from fairseq_tree.data.recipe import Recipe  # noqa: E402
 from fairseq_tree.errors import FairseqTreeError  # noqa: E402
@@ -249,8 +256,7 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
         t = by_key.get((model, row))
         if t is None:
             untested = summary[model][row].get(f"vs {baseline}")
-            return (f"{untested['mean_difference']:+.2f} (the same every seed: no test)"
-                    if untested and same_every_seed(untested) else "-")
+            return difference_cell(untested) if untested else "-"
         return (f"{t['mean_difference']:+.2f} (p {t['p_value']:.2g}, "
                 f"Holm {t['holm_p_value']:.2g})")
     seeds = {m: len(next(iter(summary[m].values()))["seeds"]) for m in models}
@@ -264,19 +270,13 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     return lines
 
 
-def same_every_seed(test: dict) -> bool:
-    """Whether a paired test's differences are the same for every seed (to rounding: the
-    accuracies are rounded to 2 decimals before they are subtracted)."""
-    return test["sd"] is not None and test["sd"] < 1e-9
-
-
 def holm_corrected(summary: dict) -> list[dict]:
     """Every paired test of the summary (``report.agreement_t_tests``: the same ``vs BASELINE``
     entries of ``seed_summary``), with Holm's adjusted p over all of them. A difference that is
     the same for every seed (accuracies move in steps of 0.5 on 200 items, so with two or three
-    seeds this happens) has sd 0 and no t-test: its p of 0 is no evidence, so it is left out."""
+    seeds this happens) has no t-test (``report.paired_t_test``) and is left out."""
     tests = [test for test in agreement_t_tests({"summary": {"contrastive": summary}})
-             if test["p_value"] is not None and not same_every_seed(test)]
+             if test["p_value"] is not None]
     for test, adjusted in zip(tests, holm([t["p_value"] for t in tests])):
         test["holm_p_value"] = adjusted
     return tests

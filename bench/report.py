@@ -90,24 +90,45 @@ def t_test_p_value(t: float, df: int) -> float:
     return 1 - math.sin(theta) * total
 
 
-def paired_t_test(first: list[float], other: list[float]) -> dict:
-    """The seed-level paired t-test of the results tables: the per-seed differences
+# Every report stores its scores (accuracies and BLEU, in percent) to 2 decimals: differences
+# that agree to within twice that rounding are the same difference on every seed.
+SCORE_ROUNDING = 0.01
+NO_SPREAD = "the same difference on every seed: no spread to test"
+
+
+def paired_t_test(first: list[float], other: list[float],
+                  rounding: float = SCORE_ROUNDING) -> dict:
+    """The seed-level paired t-test of every results table: the per-seed differences
     ``other - first`` (same seeds, same order), t = mean / (sd / sqrt n) with the sample sd,
     n - 1 degrees of freedom, two-sided. It sees the training's variance from seed to seed,
-    which a bootstrap over test sentences does not."""
+    which a bootstrap over test sentences does not.
+
+    A difference that is the same on every seed (to the scores' ``rounding``: its spread is at
+    most twice that) has no spread to test: its p-value is None (``no_test`` says why), never
+    0, and it stays out of Holm's families (they take the tests with a p-value). One seed:
+    no test either."""
     differences = [b - a for a, b in zip(first, other, strict=True)]
     n = len(differences)
     mean = statistics.mean(differences)
     sd = statistics.stdev(differences) if n > 1 else None
-    if sd is None:
-        t = p = None
-    elif sd == 0:
-        t, p = (math.copysign(math.inf, mean), 0.0) if mean else (0.0, 1.0)
+    t = p = no_test = None
+    if n < 2:
+        no_test = "one seed"
+    elif max(differences) - min(differences) <= 2 * rounding + 1e-9:
+        no_test = NO_SPREAD
     else:
         t = mean / (sd / math.sqrt(n))
         p = t_test_p_value(t, n - 1)
     return {"seeds": n, "differences": differences, "mean_difference": mean, "sd": sd,
-            "t": t, "df": n - 1, "p_value": p}
+            "t": t, "df": n - 1, "p_value": p, "no_test": no_test}
+
+
+def difference_cell(test: dict, p_format: str = ".2g") -> str:
+    """A table's cell for a paired test: the mean difference and its p, or why it has none."""
+    if test["p_value"] is None:
+        return f"{test['mean_difference']:+.2f} ({test['no_test'] or 'no test'})"
+    p = test["p_value"]
+    return f"{test['mean_difference']:+.2f} ({format(p, p_format) if p >= 0.001 else '<0.001'})"
 
 
 def seed_t_tests(rows: list[dict], system, baseline, score: str = "sacrebleu") -> list[dict]:

@@ -45,7 +45,8 @@ def main(argv=None) -> dict:
                                                                             "system")}})
                 print(f"{task}  {other} - {base}: {test['mean_difference']:+.2f} (by seed "
                       + ", ".join(f"{d:+.1f}" for d in test["differences"])
-                      + f"), p = {test['p_value']:.3f}")
+                      + "), " + (f"p = {test['p_value']:.3f}" if test["p_value"] is not None
+                                 else test["no_test"]))
     report = {"command": " ".join(["bench/sentiment_tests.py", *(argv if argv is not None
                                                                    else sys.argv[1:])]),
               "reports": args.reports, "tests": tests}

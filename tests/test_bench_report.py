@@ -54,10 +54,18 @@ def test_closed_forms_of_one_and_two_degrees_of_freedom():
         assert report.t_test_p_value(t, 2) == pytest.approx(1 - t / math.sqrt(t * t + 2))
 
 
-def test_equal_differences_have_no_spread():
-    assert report.paired_t_test([1.0, 2.0], [1.5, 2.5])["p_value"] == 0.0
-    assert report.paired_t_test([1.0, 2.0], [1.0, 2.0])["p_value"] == 1.0
-    assert report.paired_t_test([1.0], [2.0])["p_value"] is None
+def test_a_difference_without_spread_has_no_p_value():
+    """The same difference on every seed (exactly, or to the scores' rounding to 0.01, as the
+    agreement reports' +33.34 on 3 examples: 33.33, 33.34, 33.33) is no evidence: no p-value,
+    never the t-test's 0, and the table says why; one more hundredth of spread is tested."""
+    for first, other in (([1.0, 2.0], [1.5, 2.5]), ([1.0, 2.0], [1.0, 2.0]),
+                         ([66.67, 33.33, 66.67], [100.0, 66.67, 100.0])):
+        test = report.paired_t_test(first, other)
+        assert test["p_value"] is None and test["t"] is None
+        assert report.difference_cell(test).endswith(f"({report.NO_SPREAD})")
+    assert report.paired_t_test([1.0], [2.0])["no_test"] == "one seed"
+    spread = report.paired_t_test([50.0, 50.0, 50.0], [60.0, 60.03, 60.0])
+    assert 0 < spread["p_value"] < 1e-3 and report.difference_cell(spread) == "+10.01 (<0.001)"
 
 
 def test_report_prints_the_tests_of_both_result_layouts(tmp_path, capsys):
@@ -99,3 +107,26 @@ def test_holm_adjusts_the_p_values_of_an_agreement_report(tmp_path, capsys):
         ("all", "tree", "roberta", pytest.approx(0.02)),
         ("attractors 1", "tree", "roberta", pytest.approx(0.02))]
     assert "(2 tests)" in capsys.readouterr().out
+
+
+def agreement_reports() -> list:
+    reports = []
+    for path in sorted((ROOT / "bench" / "results").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if record.get("benchmark") == "subject-verb agreement by attractors" and \
+                record.get("summary"):
+            reports.append(path)
+    return reports
+
+
+@pytest.mark.parametrize("path", agreement_reports(), ids=lambda path: path.name)
+def test_committed_agreement_summaries_are_what_their_rows_give(path, tmp_path):
+    """Each committed agreement report's seed summary and tests are what today's paired test
+    (``bench/agreement.py --summarize``) makes of the rows it holds: a report left with an older
+    test's figures (a p of 0 where every seed differed alike) fails."""
+    import agreement
+
+    copy = tmp_path / path.name
+    copy.write_bytes(path.read_bytes())
+    agreement.summarize(copy, None, markdown=False)
+    assert json.loads(copy.read_text()) == json.loads(path.read_text())

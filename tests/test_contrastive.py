@@ -262,8 +262,9 @@ def test_bench_names_a_parser_that_cannot_run(recipe, trained, tmp_path):
 
 def test_a_difference_the_same_every_seed_is_not_tested():
     """Accuracies on 200 items move in steps of 0.5, so two or three seeds can differ from the
-    baseline by the same amount: sd 0, a t of infinity and a p of 0 that is no evidence. The
-    report shows the difference untested and leaves it out of Holm's family."""
+    baseline by the same amount: sd 0, where a t-test would give a t of infinity and a p of 0
+    that is no evidence. The report shows the difference untested and leaves it out of Holm's
+    family."""
     sys.path.insert(0, str(ROOT / "bench"))
     import agreement
     import contrastive
@@ -275,13 +276,14 @@ def test_a_difference_the_same_every_seed_is_not_tested():
     results = {"tree:1": table(60.0, 70.0), "tree:2": table(50.0, 81.0),
                "base:1": table(57.0, 60.0), "base:2": table(47.0, 62.5)}
     summary = agreement.seed_summary(results, "base")
-    assert summary["tree"]["same"]["vs base"]["sd"] == 0
-    assert summary["tree"]["same"]["vs base"]["p_value"] == 0  # what the report must not claim
+    same = summary["tree"]["same"]["vs base"]
+    assert same["sd"] == 0 and same["p_value"] is None  # not the t-test's p of 0
+    assert same["no_test"] == "the same difference on every seed: no spread to test"
     tests = contrastive.holm_corrected(summary)
     assert [(t["system"], t["column"]) for t in tests] == [("tree", "varying")]
     lines = contrastive.cell_table(summary, "base", tests)
     assert lines[2] == ("| same (200) | 55.00 ± 7.07 | 52.00 ± 7.07 | "
-                        "+3.00 (the same every seed: no test) |")
+                        "+3.00 (the same difference on every seed: no spread to test) |")
     varying = tests[0]
     p = f"{varying['p_value']:.2g}"
     assert lines[3].endswith(f"| +14.25 (p {p}, Holm {p}) |")  # a family of one
