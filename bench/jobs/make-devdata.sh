@@ -1,4 +1,4 @@
-# Copy what bench/jobs/issue28-gpu.tsv reads into devdata/ (ignored through .git/info/exclude),
+# Copy what bench/jobs/parser-trees-gpu.tsv reads into devdata/ (ignored through .git/info/exclude),
 # the folder the device tool carries: each pair's data-bin, recipe.json and test references.
 set -euo pipefail
 src=${DATA:-runs/data} rt=${RT_DATA:-runs/data-rt-spacy}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 29's link-grammar or flat runs scored by attractors (bench/agreement.py, the test split),
-# from the report each run made of itself (bench/jobs/issue29-lg-flat.tsv;
+# from the report each run made of itself (bench/jobs/agreement-lg-flat-cpu.tsv;
 # bench/results/agreement-lg-flat-runs/SOURCE.MODEL.sSEED.test.json), and roberta, the baseline of
 # the paired tests, from the spaCy report (bench/results/agreement-spacy-test.json): roberta reads
 # the leaves alone, the same in every source's folder; the examples are checked to be the same.
@@ -8,7 +8,7 @@
 # Does the tree source matter? One model on every source, its spaCy-tree runs the baseline:
 #   bash bench/jobs/score-agreement.sh sources MODEL OUT.json
 # (spaCy trees alone: agreement-spacy-test.json, scored from the checkpoints with --data-of.)
-# Issue 44's open-vocabulary runs (bench/jobs/issue44-score.tsv's reports,
+# Issue 44's open-vocabulary runs (bench/jobs/agreement-open-score.tsv's reports,
 # bench/results/agreement-open-runs/{bible,nyt}.MODEL.sSEED.json), roberta's among them:
 #   bash bench/jobs/score-agreement.sh open bible OUT.json  # test, test1 (RT snippets), test2 (rule-6 verbs)
 #   bash bench/jobs/score-agreement.sh open nyt OUT.json    # test1 of the NYT editorials

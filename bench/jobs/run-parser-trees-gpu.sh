@@ -1,5 +1,5 @@
-# issue 28 on the lent GPU (device tool, carry .whl and devdata; see bench/jobs/make-devdata.sh):
-#   bash bench/device_setup.sh && DEADLINE=SECONDS bash bench/jobs/run-issue28-gpu.sh
+# The classification runs on parser trees on a lent GPU (issue 28) (device tool, carry .whl and devdata; see bench/jobs/make-devdata.sh):
+#   bash bench/device_setup.sh && DEADLINE=SECONDS bash bench/jobs/run-parser-trees-gpu.sh
 # DEADLINE must end well inside the call's real limit, which is the device time left after the
 # machine's start, not timeout_s: the first call (2026-11-26) ran under 551 s, not the 600 asked,
 # and was killed before its one tar at the end, so nothing came back. Hence the tar of res/ into
@@ -8,7 +8,7 @@ set -u
 export PYTHONUNBUFFERED=1
 mkdir -p res/bible res/rt res/rt-patience res/keep
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > res/gpu.txt
-python3 bench/parallel_jobs.py bench/jobs/issue28-gpu.tsv --slots 16 --deadline ${DEADLINE:-400} \
+python3 bench/parallel_jobs.py bench/jobs/parser-trees-gpu.tsv --slots 16 --deadline ${DEADLINE:-400} \
   --min-seconds 40 --logs res/logs --json res/jobs.json > res/driver.log 2>&1 &
 driver=$!
 while kill -0 $driver 2>/dev/null; do

@@ -1,7 +1,7 @@
-# Split what bench/jobs/issue45-gpu.tsv needs into three folders (ignored through
+# Split what bench/jobs/contrastive-gpu-resume.tsv needs into three folders (ignored through
 # .git/info/exclude), each small enough to travel with the working tree in one device call
 # (64 MiB with the tree and .whl): devc45a, devc45b, devc45c, carried by three calls in a row on
-# the warm machine (bench/jobs/run-issue45-gpu.sh says how). A run's checkpoint_last.pt (26 MB
+# the warm machine (bench/jobs/run-contrastive-gpu-resume.sh says how). A run's checkpoint_last.pt (26 MB
 # with its optimizer state), patience.jsonl and train.log travel; checkpoint_best.pt only where it
 # differs from checkpoint_last.pt, without the optimizer state (fairseq_tree.cli.average --last 1).
 set -euo pipefail
