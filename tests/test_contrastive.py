@@ -182,10 +182,10 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert "adjective-gender (sg subjects)" not in table
     assert report["results"]["a:1"] == report["results"]["b:2"]
     test = report["summary"]["a"]["all items"]["vs b"]
-    assert test["mean_difference"] == 0 and test["p_value"] == 1.0
+    assert test["mean_difference"] == 0 and test["p_value"] is None  # same checkpoint: no test
     markdown = (tmp_path / "table.md").read_text()
     assert "| cell (items) | a (2) | b (2) | a - b |" in markdown
-    assert "| +0.00 (the same every seed: no test) |" in markdown  # same checkpoint: no t-test
+    assert "| +0.00 (the same difference on every seed: no spread to test) |" in markdown
     assert report["scored_in_this_call"] == ["a:1", "a:2", "b:1", "b:2"]
     again = subprocess.run(
         [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
