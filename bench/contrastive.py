@@ -35,6 +35,7 @@ import collections
 import hashlib
 import json
 import os
+import shlex
 import statistics
 import sys
 import time
@@ -270,6 +271,22 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
     return lines
 
 
+def markdown_lines(report: dict, baseline: str | None = None) -> list[str]:
+    """A report's tables, as ``--markdown`` writes them, from the report alone: the cells (mean
+    ± sd over seeds, or one run's accuracy) with each model's tested difference from
+    ``baseline`` (default: the one its command named), then sacreBLEU and the training's end."""
+    if baseline is None:
+        words = shlex.split(report.get("command", ""))
+        baseline = words[words.index("--baseline") + 1] if "--baseline" in words else None
+    summary = report["summary"] or {
+        name: {row: {"mean": c["accuracy"], "sd": None, "count": c["count"], "seeds": [0]}
+               for row, c in table.items()} for name, table in report["results"].items()}
+    lines = cell_table(summary, baseline, report["paired_tests_holm"])
+    if any(report["training"].values()):
+        lines += [""] + bleu_lines(report["training"])
+    return lines
+
+
 def holm_corrected(summary: dict) -> list[dict]:
     """Every paired test of the summary (``report.agreement_t_tests``: the same ``vs BASELINE``
     entries of ``seed_summary``), with Holm's adjusted p over all of them. A difference that is
@@ -352,11 +369,6 @@ def main(argv=None) -> dict:
     training = {name: previous.get("training", {}).get(name, {}) if name in missing
                 else checkpoint_record(path) for name, path in checkpoints}
     tests = holm_corrected(summary) if seeded else []
-    single = {name: {row: {"mean": c["accuracy"], "sd": None, "count": c["count"], "seeds": [0]}
-                     for row, c in table.items()} for name, table in results.items()}
-    lines = cell_table(summary if seeded else single, args.baseline, tests)
-    if any(training.values()):
-        lines += [""] + bleu_lines(training)
     if args.scores:
         write_scores(Path(args.scores), scores, rows, trees, recipes)
     report = {"benchmark": "contrastive translation scoring: reference above contrast",
@@ -368,6 +380,7 @@ def main(argv=None) -> dict:
               "recipes": recipes, "results": results,
               "summary": summary, "training": training,
               "paired_tests_holm": tests}
+    lines = markdown_lines(report, args.baseline)
     if args.markdown:
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(args.markdown).write_text("\n".join(lines) + "\n", encoding="utf-8")

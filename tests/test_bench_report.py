@@ -130,3 +130,22 @@ def test_committed_agreement_summaries_are_what_their_rows_give(path, tmp_path):
     copy.write_bytes(path.read_bytes())
     agreement.summarize(copy, None, markdown=False)
     assert json.loads(copy.read_text()) == json.loads(path.read_text())
+
+
+CONTRASTIVE_TABLES = sorted(path for path in (ROOT / "bench" / "results" / "contrastive")
+                            .glob("*.json") if path.with_suffix(".md").exists())
+
+
+@pytest.mark.parametrize("path", CONTRASTIVE_TABLES, ids=lambda path: path.name)
+def test_committed_contrastive_tables_are_written_from_their_json(path):
+    """Each committed contrastive table (``bench/contrastive.py --markdown``) is what its JSON
+    gives (``contrastive.markdown_lines``), and bench/RESULTS.md, where it names the table,
+    quotes every block of it verbatim: a table or a cell edited by hand fails here."""
+    import contrastive
+
+    table = "\n".join(contrastive.markdown_lines(json.loads(path.read_text()))) + "\n"
+    assert path.with_suffix(".md").read_text() == table
+    results = (ROOT / "bench" / "RESULTS.md").read_text()
+    if path.with_suffix(".md").relative_to(ROOT).as_posix() in results:
+        for block in table.strip().split("\n\n"):
+            assert block in results, block.splitlines()[0]
