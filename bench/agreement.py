@@ -39,7 +39,6 @@ import argparse
 import hashlib
 import json
 import os
-import shlex
 import statistics
 import sys
 import time
@@ -50,7 +49,13 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data-prep"))
 from classification_corpora import AGREEMENT_META, attractor_bin  # noqa: E402
-from report import difference_cell, machine, paired_t_test, write_json  # noqa: E402
+from report import (  # noqa: E402
+    command_option,
+    difference_cell,
+    machine,
+    paired_t_test,
+    write_json,
+)
 
 VIEW = "agreement"
 
@@ -270,9 +275,7 @@ def summarize(path: Path, baseline: str | None, markdown: bool) -> dict:
     ``seed_summary`` (``report.paired_t_test``), written back to ``path``; with ``markdown``
     its tables printed."""
     report = json.loads(path.read_text(encoding="utf-8"))
-    if baseline is None:
-        words = shlex.split(report.get("command", ""))
-        baseline = words[words.index("--baseline") + 1] if "--baseline" in words else None
+    baseline = baseline or command_option(report, "--baseline")
     report["summary"] = {}
     for split, results in report["splits"].items():
         summary = seed_summary(results, baseline)

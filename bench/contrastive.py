@@ -35,7 +35,6 @@ import collections
 import hashlib
 import json
 import os
-import shlex
 import statistics
 import sys
 import time
@@ -47,6 +46,7 @@ from agreement_targeted import checkpoint_names  # noqa: E402
 from compare import valid_curve  # noqa: E402
 from report import (  # noqa: E402
     agreement_t_tests,
+    command_option,
     difference_cell,
     end_report,
     holm,
@@ -275,9 +275,7 @@ def markdown_lines(report: dict, baseline: str | None = None) -> list[str]:
     """A report's tables, as ``--markdown`` writes them, from the report alone: the cells (mean
     ± sd over seeds, or one run's accuracy) with each model's tested difference from
     ``baseline`` (default: the one its command named), then sacreBLEU and the training's end."""
-    if baseline is None:
-        words = shlex.split(report.get("command", ""))
-        baseline = words[words.index("--baseline") + 1] if "--baseline" in words else None
+    baseline = baseline or command_option(report, "--baseline")
     summary = report["summary"] or {
         name: {row: {"mean": c["accuracy"], "sd": None, "count": c["count"], "seeds": [0]}
                for row, c in table.items()} for name, table in report["results"].items()}

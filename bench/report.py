@@ -15,6 +15,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import statistics
 import sys
 from pathlib import Path
@@ -71,6 +72,12 @@ def previous_report(path: str | None, settings: dict | None = None, keys=()) -> 
             sys.exit(f"{path} holds results made with {key} = {made.get(key)!r}, not "
                      f"{settings[key]!r}: run with its settings, or write another --json")
     return report
+
+
+def command_option(report: dict, flag: str) -> str | None:
+    """The value the command that made ``report`` gave ``flag`` (None when it gave none)."""
+    words = shlex.split(report.get("command", ""))
+    return words[words.index(flag) + 1] if flag in words else None
 
 
 def t_test_p_value(t: float, df: int) -> float:

@@ -76,7 +76,7 @@ from fairseq_tree.data.classification_layout import ClassificationOptions, binar
 from fairseq_tree.data.dependency_heads import subword_conllu
 from fairseq_tree.data.label_dictionary import write_classes
 from fairseq_tree.data.recipe import Recipe as RecipeRecord
-from fairseq_tree.data.recipe import CLASSIFICATION_TEXT, TextSteps
+from fairseq_tree.data.recipe import TextSteps, classification_text
 from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
@@ -696,11 +696,8 @@ class Recipe:
 def raw_text_steps(args) -> tuple[TextSteps, str | None]:
     """The text steps that made the examples' trees, and why raw text cannot repeat them (SVA:
     Linzen et al.'s words, the rare ones replaced by their POS tags; None where it can)."""
-    tokens = dict(CLASSIFICATION_TEXT.get(args.dataset, {}))
-    if args.dataset == "imdb":
-        tokens["max_words"] = args.max_words
-    refused = None if args.dataset in CLASSIFICATION_TEXT else \
-        f"a {args.dataset} recipe's leaves are not the tokens of raw text"
+    tokens, refused = classification_text(
+        args.dataset, args.max_words if args.dataset == "imdb" else 0)
     return TextSteps(parser=None if args.dataset == "sst" else args.parser,
                      bpe_codes="bpe/codes" if args.bpe_merges else None, **tokens), refused
 

@@ -60,14 +60,13 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
                                "detokenised by the tree pipeline: use tokenize= and detokenize=")
     if archive_map and model_name_or_path in archive_map:
         model_name_or_path = archive_map[model_name_or_path]
-    overrides = {}
+    record, overrides = None, {}
     if recipe is not None:
         record = Recipe.read(recipe, kind="translation")
         overrides = {"source_lang": record.src, "target_lang": record.tgt}
         data_name_or_path = data_name_or_path or record.data_bin
     loaded = load_for_inference(model_name_or_path, checkpoint_file, data_name_or_path,
-                                text=kwargs, recipe=record if recipe is not None else None,
-                                overrides=overrides)
+                                text=kwargs, recipe=record, overrides=overrides)
     return TreeHubInterface(loaded.cfg, loaded.task, loaded.models, loaded.text,
                             detokenize=detokenize)
 
@@ -100,7 +99,8 @@ class TreeHubInterface(GeneratorHubInterface):
         self.steps = steps or TextSteps()
         self.source_lang, self.target_lang = task.cfg.source_lang, task.cfg.target_lang
         self.source_text = TextPipeline(self.steps, self.source_lang)
-        self.target_text = TextPipeline(self.steps, self.target_lang)
+        self.target_text = TextPipeline(self.steps, self.target_lang,  # the same BPE, read once
+                                        segment=self.source_text.segment)
         self.detokenizer = None
         if detokenize:
             from sacremoses import MosesDetokenizer

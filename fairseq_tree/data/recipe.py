@@ -14,9 +14,9 @@ saying what was filled in and from where (``migrated``).
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.line_files import open_output
@@ -224,12 +224,10 @@ class Recipe:
         """``text`` with its paths made absolute and the spaCy pipeline among the parser's
         options (its recorded arguments are the parsing layer's to read:
         ``inference.text.recipe_steps``)."""
-        steps = TextSteps(**{f.name: getattr(self.text, f.name) for f in fields(TextSteps)})
-        steps.parser_options = {"spacy_model": self.spacy["model"]} if self.spacy else {}
-        for name in ("bpe_codes", "sentencepiece_model"):
-            if getattr(steps, name):
-                setattr(steps, name, self.resolve(getattr(steps, name)))
-        return steps
+        return replace(
+            self.text, parser_options={"spacy_model": self.spacy["model"]} if self.spacy else {},
+            **{name: self.resolve(getattr(self.text, name))
+               for name in ("bpe_codes", "sentencepiece_model") if getattr(self.text, name)})
 
     @property
     def data_bin(self) -> str:
@@ -279,6 +277,18 @@ CLASSIFICATION_TEXT = {
     "sst": {"tokenize": "moses"},
 }
 IMDB_MAX_WORDS = 500  # prepare_classification.py's --max-words default then
+
+
+def classification_text(dataset: str, max_words: int = 0) -> Tuple[Dict, Optional[str]]:
+    """The text steps (``TextSteps`` keywords) that made a classification data set's tokens,
+    with IMDB's cut to ``max_words``, and why raw text cannot repeat them (None where it can:
+    e.g. SVA's leaves are Linzen et al.'s words, the rare ones replaced by their POS tags)."""
+    text = dict(CLASSIFICATION_TEXT.get(dataset, {}))
+    if dataset == "imdb":
+        text["max_words"] = max_words
+    refused = None if dataset in CLASSIFICATION_TEXT else \
+        f"a {dataset} recipe's leaves are not the tokens of raw text"
+    return text, refused
 SETTINGS_FILE = "settings.json"  # the recipe's settings (recipe_steps.check_settings)
 
 
@@ -294,15 +304,16 @@ def migrate(record: dict, folder: Folder, where: str, kind: Optional[str] = None
     try:
         if kind == "classification":
             dataset = record.pop("dataset")
-            text = dict(CLASSIFICATION_TEXT.get(dataset, {}))
-            filled.append(f"the tokenization of {dataset} recipes then ({text or 'none'})")
+            max_words = 0
             if dataset == "imdb":
                 settings = read_settings(folder) if folder else {}
-                text["max_words"] = int(record.pop("max_words", settings.get(
-                    "max_words", IMDB_MAX_WORDS)))
-                filled.append(f"max_words {text['max_words']}")
-            refused = None if dataset in CLASSIFICATION_TEXT else \
-                f"a {dataset} recipe's leaves are not the tokens of raw text"
+                max_words = int(record.pop("max_words", settings.get("max_words",
+                                                                     IMDB_MAX_WORDS)))
+            text, refused = classification_text(dataset, max_words)
+            filled.append(f"the tokenization of {dataset} recipes then "
+                          f"({CLASSIFICATION_TEXT.get(dataset) or 'none'})")
+            if dataset == "imdb":
+                filled.append(f"max_words {max_words}")
             recipe = Recipe("classification", TextSteps(
                 parser=record.pop("parser", None), bpe_codes=record.pop("bpe_codes", None),
                 **text), list(record.pop("parser_args", None) or ()), record.pop("spacy", None),

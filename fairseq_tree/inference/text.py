@@ -15,7 +15,7 @@ from typing import Callable, List, Optional
 
 from fairseq.data.data_utils import post_process
 
-from fairseq_tree.data.bpe import build_segmenter
+from fairseq_tree.data.bpe import Segmenter, build_segmenter
 from fairseq_tree.data.recipe import Recipe, TextSteps, recipe_path
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing import ParseResult, build_parser
@@ -42,14 +42,15 @@ class TextPipeline:
     the tokenizer are built when first needed (a pipeline given trees only never loads them);
     ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees)."""
 
-    def __init__(self, steps: TextSteps, lang: str):
+    def __init__(self, steps: TextSteps, lang: str, segment: Optional[Segmenter] = None):
         self.steps, self.lang = steps, lang
         self.flat_fallbacks = 0
         self._parser = steps.parser if steps.parser is not None \
             and not isinstance(steps.parser, str) else None
         self._tokenize: Optional[Callable[[str], List[str]]] = None
-        self.segment = build_segmenter(steps.bpe_codes, steps.sentencepiece_model) \
-            if steps.bpe_codes or steps.sentencepiece_model else None
+        if segment is None and (steps.bpe_codes or steps.sentencepiece_model):
+            segment = build_segmenter(steps.bpe_codes, steps.sentencepiece_model)
+        self.segment = segment  # words -> pieces: the steps' BPE (given: one already read)
 
     @property
     def parses(self) -> bool:

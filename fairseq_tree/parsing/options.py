@@ -86,5 +86,4 @@ def recorded_options(parser_args: Sequence[str]) -> dict:
         raise ValueError(f"parser_args {' '.join(parser_args)}: {err}") from None
     if unknown:
         raise ValueError(f"parser_args: {' '.join(unknown)} is no parser option")
-    defaults = backend_options(parser.parse_args([]))
-    return {key: value for key, value in backend_options(args).items() if value != defaults[key]}
+    return given_backend_options(args)
