@@ -2,8 +2,8 @@
 and attention and whole encoder layers over the same n + m tokens. Forward + backward, as in
 training.
 
-    python bench/accumulation.py                      # n = 16 ... 256, m = 0.8 n, d 512, B 32
-    python bench/accumulation.py --json bench/results/accumulation-cpu.json
+    python -m bench.accumulation                      # n = 16 ... 256, m = 0.8 n, d 512, B 32
+    python -m bench.accumulation --json bench/results/accumulation-cpu.json
 
 Rows (each forward + backward, on random trees with m = round(0.8 n) nodes):
   ours        hierarchical_accumulation (Eq. 10), per batch plan included
@@ -33,28 +33,26 @@ import json
 import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dense_reference import dense_accumulation  # noqa: E402
-from report import load_average, machine, write_json  # noqa: E402
+from bench.dense_reference import dense_accumulation
+from bench.report import load_average, machine, write_json
 
-from fairseq.models.transformer import TransformerConfig  # noqa: E402
-from fairseq.modules import MultiheadAttention  # noqa: E402
-from fairseq.modules.transformer_layer import TransformerEncoderLayerBase  # noqa: E402
-from fairseq_tree.modules.hierarchical_accumulation import (  # noqa: E402
+from fairseq.models.transformer import TransformerConfig
+from fairseq.modules import MultiheadAttention
+from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
+from fairseq_tree.modules.hierarchical_accumulation import (
     accumulate,
     build_accumulation_plan,
     hierarchical_accumulation,
 )
-from fairseq_tree.modules.source_tree import SourceTree  # noqa: E402
-from fairseq_tree.modules.tree_attention import TreeSelfAttention  # noqa: E402
-from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer  # noqa: E402
+from fairseq_tree.modules.source_tree import SourceTree
+from fairseq_tree.modules.tree_attention import TreeSelfAttention
+from fairseq_tree.modules.tree_transformer_layer import TreeEncoderLayer
 
 # Measured rows, in table order; RATIOS: name -> (tree row, plain row) of the tree/plain columns.
 NAMES = ("ours", "ours/layer", "dense", "mha", "tree-attn", "tree-attn/layer", "layer",

@@ -3,13 +3,13 @@ paper's SVA row report it, for trained models and the two baselines that show wh
 measures: the majority class of the training examples (per subject kind: nouns and pronouns
 differ), and "agree with the most recent noun" (Linzen et al.'s heuristic).
 
-    python bench/agreement.py --data data/agreement --split test --split test1 \\
+    python -m bench.agreement --data data/agreement --split test --split test1 \\
         --checkpoint tree_classifier=checkpoints/agreement/tree_classifier/checkpoint_best.pt \\
         --checkpoint roberta=checkpoints/agreement/roberta/checkpoint_best.pt \\
         --json bench/results/agreement.json
 
 ``--data`` is a folder of data-prep/prepare-agreement.sh: its data-bin/agreement/ and, beside
-each split, {split}.meta (``classification_corpora.AGREEMENT_META``: subject kind, attractors,
+each split, {split}.meta (``fairseq_tree.trees.agreement.AGREEMENT_META``: subject kind, attractors,
 the class of the nearest noun, ...). Each model predicts every example of a split (the
 checkpoint's own task and options, no dropout); rows: every example, the noun-subject examples
 and those by attractors (0, 1, 2, 3, 4+), the pronoun-subject examples apart (their number is in
@@ -46,10 +46,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data-prep"))
-from classification_corpora import AGREEMENT_META, attractor_bin  # noqa: E402
-from report import (  # noqa: E402
+from fairseq_tree.trees.agreement import AGREEMENT_META, attractor_bin
+from bench.report import (
     command_option,
     difference_cell,
     machine,

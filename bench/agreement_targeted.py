@@ -2,7 +2,7 @@
 on prefixes made from templates, by syntactic condition, with and without an attractor; chance is
 50% in every cell, whose items are half singular and half plural by construction.
 
-    python bench/agreement_targeted.py --data data/agreement \\
+    python -m bench.agreement_targeted --data data/agreement \\
         --checkpoint tree_classifier:1=checkpoints/agreement/tree_classifier-1/checkpoint_best.pt \\
         --checkpoint roberta:1=checkpoints/agreement/roberta-1/checkpoint_best.pt ... \\
         --items bench/results/agreement-targeted.tsv --json bench/results/agreement-targeted.json \\
@@ -34,26 +34,24 @@ belongs shows there.
 
 import argparse
 import collections
-import os
 import re
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agreement import (  # noqa: E402
+from bench.agreement import (
     majority_classes,
     read_lines,
     read_meta,
     recipe_folder,
     seed_summary,
 )
-from report import end_report, machine  # noqa: E402
+from bench.report import end_report, machine
 
-from fairseq_tree.errors import FairseqTreeError  # noqa: E402
-from fairseq_tree.trees import agreement_defaults  # noqa: E402
-from fairseq_tree.trees.agreement import PLURAL, SINGULAR  # noqa: E402
-from fairseq_tree.trees.agreement_templates import (  # noqa: E402
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.trees import agreement_defaults
+from fairseq_tree.trees.agreement import PLURAL, SINGULAR
+from fairseq_tree.trees.agreement_templates import (
     ITEM_COLUMNS,
     Item,
     cell_name,

@@ -1,8 +1,8 @@
 """Train several models of one experiment config on the same data at the same budget, evaluate
 each on the test set, and print one table: tree2seq against fairseq's Transformer.
 
-    python bench/compare.py bible-en-fr-sample tree2seq transformer --json runs/quickstart.json
-    python bench/compare.py synthetic tree2seq transformer --data DIR --checkpoints DIR
+    python -m bench.compare bible-en-fr-sample tree2seq transformer --json runs/quickstart.json
+    python -m bench.compare synthetic tree2seq transformer --data DIR --checkpoints DIR
 
 Each model runs exactly as ``scripts/train.sh PAIR MODEL`` and ``scripts/evaluate.sh PAIR MODEL``
 (the runner, ``configs/runner``), so the budget is the config's: the same number of updates and
@@ -19,13 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-from report import end_report, machine
+from bench.report import end_report, machine
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the runner: configs/runner
-from configs.runner.fairseq_logs import parameter_counts, progress_records, runs  # noqa: E402
-from configs.runner.processes import run_command  # noqa: E402
-from fairseq_tree.cli.console import CliError  # noqa: E402
+from configs.runner.fairseq_logs import parameter_counts, progress_records, runs
+from configs.runner.processes import run_command
+from fairseq_tree.cli.console import CliError
 
 RUNNER = ROOT / "configs" / "runner"
 # fairseq-train's progress as JSON records, which the training record is read from (last: the

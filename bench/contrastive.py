@@ -5,7 +5,7 @@ attractor, every model; with several seeds the mean ± sd and seed-level paired 
 baseline, with Holm's correction over them all (a difference the same for every seed has no
 t-test: the table says so, and it stays out of Holm's family).
 
-    python bench/contrastive.py --set data/contrastive-en-fr --recipe data/bible-en-fr-sample \\
+    python -m bench.contrastive --set data/contrastive-en-fr --recipe data/bible-en-fr-sample \\
         --checkpoint tree2seq:1=checkpoints/seed-1/tree2seq/checkpoint_best.pt ... \\
         --checkpoint transformer:1=... --baseline transformer \\
         --recipe-for tree2seq-spacy=data/bible-en-fr-sample-spacy \\
@@ -40,11 +40,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agreement import seed_summary  # noqa: E402
-from agreement_targeted import checkpoint_names  # noqa: E402
-from compare import valid_curve  # noqa: E402
-from report import (  # noqa: E402
+from bench.agreement import seed_summary
+from bench.agreement_targeted import checkpoint_names
+from bench.compare import valid_curve
+from bench.report import (
     agreement_t_tests,
     command_option,
     difference_cell,
@@ -54,9 +53,9 @@ from report import (  # noqa: E402
     previous_report,
 )
 
-from fairseq_tree.data.recipe import Recipe  # noqa: E402
-from fairseq_tree.errors import FairseqTreeError  # noqa: E402
-from fairseq_tree.parsing import ParserUnavailable  # noqa: E402
+from fairseq_tree.data.recipe import Recipe
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.parsing import ParserUnavailable
 
 ALL = "all"
 VALUE_ORDER = ("sg", "pl", "m", "f")

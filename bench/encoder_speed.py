@@ -2,8 +2,8 @@
 tree_classification task and fairseq's roberta on the leaves, all at CPU size (d 64): the
 question of Nguyen et al.'s Fig. 5b (there: 1,000 steps of batch 1 on one GPU, a sentiment task).
 
-    python bench/encoder_speed.py                          # n = 8 ... 256, batch 1 and 32
-    python bench/encoder_speed.py --threads 1 --json bench/results/encoder-speed-cpu.json \
+    python -m bench.encoder_speed                          # n = 8 ... 256, batch 1 and 32
+    python -m bench.encoder_speed --threads 1 --json bench/results/encoder-speed-cpu.json \
         --plot bench/results/encoder-speed-cpu.png             # about 5 minutes on one core
 
 A step is forward + backward + an Adam update of one batch of random sentences of n words:
@@ -25,22 +25,20 @@ import argparse
 import os
 import random
 import statistics
-import sys
 import time
 from types import SimpleNamespace
 
 import torch
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import random_tree_spans, seconds  # noqa: E402
-from report import load_average, machine, write_json  # noqa: E402
+from bench.accumulation import random_tree_spans, seconds
+from bench.report import load_average, machine, write_json
 
-from fairseq import options  # noqa: E402
-from fairseq.data import Dictionary  # noqa: E402
-from fairseq.models import build_model  # noqa: E402
+from fairseq import options
+from fairseq.data import Dictionary
+from fairseq.models import build_model
 
-from fairseq_tree.data.label_dictionary import label_symbol  # noqa: E402
+from fairseq_tree.data.label_dictionary import label_symbol
 
 PLUGIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "fairseq_tree")

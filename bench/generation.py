@@ -1,8 +1,8 @@
 """Beam-search generation speed: tree2seq against fairseq's Transformer of the same size, on the
 same sentences.
 
-    python bench/generation.py                       # data-bin built from tests/data/bible
-    python bench/generation.py --data DATA_BIN --batch-sizes 1 32 --json FILE
+    python -m bench.generation                       # data-bin built from tests/data/bible
+    python -m bench.generation --data DATA_BIN --batch-sizes 1 32 --json FILE
 
 Both models are built by fairseq's task and model machinery on the data-bin's dictionaries, with
 random weights: the first of --archs by the ``tree_translation`` task on the source trees, the
@@ -40,13 +40,12 @@ import torch
 from fairseq import checkpoint_utils, options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import seconds  # noqa: E402
-from report import load_average, machine, write_json  # noqa: E402
+from bench.accumulation import seconds
+from bench.report import load_average, machine, write_json
 
-import fairseq_tree  # noqa: E402,F401  (registers the plugin)
-from fairseq_tree.data.preprocess import PreprocessOptions, preprocess  # noqa: E402
-from fairseq_tree.data.bpe import apply_codes, learn_codes  # noqa: E402
+import fairseq_tree  # noqa: F401  (registers the plugin)
+from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
+from fairseq_tree.data.bpe import apply_codes, learn_codes
 
 BIBLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "bible"
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees

@@ -46,7 +46,7 @@ phases=" ${PHASES:-gpu-tests benches rest} "
   [ "$limit" -gt 20 ] || { echo "bench $bench: no time left" >> "$res/phases.txt"; continue; }
   t0=$SECONDS
   extra=(); [ "$bench" = generation ] && extra=(${GENERATION_ARGS:---repeats 1})
-  timeout -k 5 "$limit" python3 "bench/$bench.py" --device cuda "${extra[@]}" --json "$res/$bench-cuda.json" \
+  timeout -k 5 "$limit" python3 -m "bench.$bench" --device cuda "${extra[@]}" --json "$res/$bench-cuda.json" \
     > "$res/$bench.log" 2>&1
   echo "bench $bench: exit $? after $(( SECONDS - t0 )) s (limit $limit s)" >> "$res/phases.txt"
 done

@@ -1,6 +1,6 @@
 """The tables of issue 46 from what bench/gpu_figures.sh brought back from the GPU machine.
 
-    python bench/gpu_figures.py RESULTS --json bench/results/gpu-h200/summary.json
+    python -m bench.gpu_figures RESULTS --json bench/results/gpu-h200/summary.json
 
 RESULTS holds the step reports of bench/gpu_figures.sh (``e2e-fp16-4096.json`` or, with its
 floor counted, ``e2e-fp16-4096-floor.json``, ``e2e-fp32-4096.json``, ``sweep.json``,
@@ -13,11 +13,9 @@ the float32 run of the same command (same seed, same batches): all finite, and w
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import end_report  # noqa: E402
+from bench.report import end_report
 
 MODELS = ("tree2seq", "transformer")
 

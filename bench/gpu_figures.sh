@@ -33,6 +33,7 @@
 set -u
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 root=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"  # python -m bench.NAME from any folder
 PY=${PYTHON:-python3}
 data=${DATA:-$root/.devdata}
 data_bin=$data/bible-en-fr-sample/data-bin
@@ -85,37 +86,37 @@ step() {  # NAME SHARE-OF-TIME-LEFT COMMAND...: the command in a process group o
 }
 e2e() {  # PRECISION MAX-TOKENS REPEATS: bench/train_end_to_end.py at IWSLT size, no floor
   local flags=$toy; [ "$1" = fp16 ] && flags="$fp16 $toy"
-  $PY "$root/bench/train_end_to_end.py" --device $device --config iwslt13-en-fr --data "$data_bin" \
+  $PY -m bench.train_end_to_end --device $device --config iwslt13-en-fr --data "$data_bin" \
     --updates $updates --warmup $warmup --log-every $every --repeats "$3" --no-floor \
     --train-args="$flags --max-tokens $2" --json "$res/e2e-$1-$2.json"
 }
 quickstart_models() {  # the quickstart's two models, trained and scored, into $checkpoints
-  $PY "$root/bench/compare.py" bible-en-fr-sample tree2seq transformer --data "$data" \
+  $PY -m bench.compare bible-en-fr-sample tree2seq transformer --data "$data" \
     --checkpoints "$(dirname "$checkpoints")" --json "$res/quickstart.json" $quickstart
 }
 generate() {
-  $PY "$root/bench/generation.py" --device $device --data "$data_bin" \
+  $PY -m bench.generation --device $device --data "$data_bin" \
     --checkpoints "$checkpoints/tree2seq/checkpoint_last.pt" \
     "$checkpoints/transformer/checkpoint_last.pt" --batch-sizes $batches \
     --max-batches $max_batches --repeats 2 $generation --json "$res/generation.json"
 }
 memory_sweep() {
-  $PY "$root/bench/training.py" --device $device --config iwslt13-en-fr --data "$data_bin" \
+  $PY -m bench.training --device $device --config iwslt13-en-fr --data "$data_bin" \
     --train-args="$fp16 $toy" --max-tokens-sweep $sweep --json "$res/sweep.json"
 }
 operator_profile() {
-  $PY "$root/bench/training.py" --device $device --config iwslt13-en-fr --data "$data_bin" \
+  $PY -m bench.training --device $device --config iwslt13-en-fr --data "$data_bin" \
     --train-args="$fp16 $toy --max-tokens $small" --batches 6 --rounds 2 --profile \
     --profile-rows 30 --json "$res/profile-fp16.json"
 }
-floor_of() { $PY "$root/bench/train_end_to_end.py" --floor-of "$1" --json "${1%.json}-floor.json"; }
+floor_of() { $PY -m bench.train_end_to_end --floor-of "$1" --json "${1%.json}-floor.json"; }
 account() {
-  $PY "$root/bench/operator_account.py" --device $device --data "$data_bin" --sizes iwslt \
+  $PY -m bench.operator_account --device $device --data "$data_bin" --sizes iwslt \
     --precisions $precisions --train-args="$toy --max-tokens $small" --kernel-times \
     --json "$res/account.json"
 }
 half_error() {
-  $PY "$root/bench/half_precision.py" --device $device --data "$data_bin" \
+  $PY -m bench.half_precision --device $device --data "$data_bin" \
     --train-args="$toy" --json "$res/half-precision.json"
 }
 export -f e2e quickstart_models generate memory_sweep operator_profile floor_of account half_error

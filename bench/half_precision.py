@@ -2,8 +2,8 @@
 nodes against fairseq's Transformer, and the part of the error the tree path's own arithmetic
 makes.
 
-    python bench/half_precision.py                        # data-bin built from tests/data/bible
-    python bench/half_precision.py --data data/bible-en-fr-sample/data-bin \\
+    python -m bench.half_precision                        # data-bin built from tests/data/bible
+    python -m bench.half_precision --data data/bible-en-fr-sample/data-bin \\
         --json bench/results/half-precision-cpu.json
 
 For each seed, each model of the size (``--archs``, default the paper's IWSLT size) is built by
@@ -23,18 +23,15 @@ import argparse
 import contextlib
 import dataclasses
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 from fairseq import utils
 
 import fairseq_tree.modules.tree_attention as tree_attention
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import end_report, load_average, machine  # noqa: E402
-from training import (  # noqa: E402
+from bench.report import load_average, machine
+from bench.training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, run_benchmark, train_argv,
 )
 

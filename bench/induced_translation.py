@@ -1,7 +1,7 @@
 """Trees without a parser, put to use: tree2seq on source trees induced by a constituent_transformer
 masked LM (Wang et al., 2019), on the Bible.
 
-    python bench/induced_translation.py --json bench/results/induced-translation.json
+    python -m bench.induced_translation --json bench/results/induced-translation.json
 
 * ``fr-en`` (Louis Segond -> World English Bible; French has no offline parser here): tree2seq
   on induced French trees against tree2seq on flat trees (``--parser flat``) and fairseq's
@@ -48,11 +48,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402
-import masked_lm  # noqa: E402
-import seeds  # noqa: E402
-from report import (  # noqa: E402
+from bench import compare
+from bench import masked_lm
+from bench import seeds
+from bench.report import (
     end_report,
     machine,
     previous_report,
@@ -60,8 +59,8 @@ from report import (  # noqa: E402
     write_json,
 )
 
-from fairseq_tree.data.recipe import Recipe, has_recipe  # noqa: E402
-from fairseq_tree.trees import Node, parse_tree  # noqa: E402
+from fairseq_tree.data.recipe import Recipe, has_recipe
+from fairseq_tree.trees import Node, parse_tree
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
 DIRECTIONS = {

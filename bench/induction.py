@@ -2,7 +2,7 @@
 trees are, and (b) the perplexity of masked words, constituent_transformer against the plain
 Transformer of the same size.
 
-    python bench/induction.py --json bench/results/induction.json
+    python -m bench.induction --json bench/results/induction.json
 
 (a) For each corpus and seed, a ``constituent_transformer_tiny`` masked LM is trained on the
 corpus' training sentences, trees are induced for its test sentences (Algorithm 1,
@@ -29,19 +29,17 @@ arguments, perplexity) is refused rather than mixed.
 
 import argparse
 import gzip
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import masked_lm  # noqa: E402
-import synthetic_task  # noqa: E402
-from report import end_report, machine, previous_report, write_json  # noqa: E402
+from bench import masked_lm
+from bench import synthetic_task
+from bench.report import end_report, machine, previous_report, write_json
 
-from fairseq_tree.data.recipe import has_recipe  # noqa: E402
-from fairseq_tree.parsing.base import FLAT_LABEL  # noqa: E402
+from fairseq_tree.data.recipe import has_recipe
+from fairseq_tree.parsing.base import FLAT_LABEL
 
 SAMPLE = masked_lm.ROOT / "data-prep" / "bible-sample"
 CONSTITUENT, PLAIN = "constituent_transformer_tiny", "plain_transformer_mlm_tiny"

@@ -22,13 +22,12 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the runner's helpers: configs/runner
-from configs.runner.fairseq_logs import parameter_counts  # noqa: E402
-from configs.runner.processes import run_command  # noqa: E402
-from fairseq_tree.cli import parse as parse_cli  # noqa: E402
-from fairseq_tree.cli.console import CliError  # noqa: E402
-from fairseq_tree.data.bpe import apply_codes, learn_codes  # noqa: E402
-from fairseq_tree.trees.evaluation import score_files  # noqa: E402
+from configs.runner.fairseq_logs import parameter_counts
+from configs.runner.processes import run_command
+from fairseq_tree.cli import parse as parse_cli
+from fairseq_tree.cli.console import CliError
+from fairseq_tree.data.bpe import apply_codes, learn_codes
+from fairseq_tree.trees.evaluation import score_files
 
 BIN = Path(sys.executable).parent
 PLUGIN_DIR = ROOT / "fairseq_tree"

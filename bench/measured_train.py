@@ -5,7 +5,7 @@
                                    fairseq resets it every --log-interval updates): parameters,
                                    optimizer state, activations and gradients of the largest update
 
-    python bench/measured_train.py DATA-BIN --user-dir fairseq_tree ...   # fairseq-train's arguments
+    python -m bench.measured_train DATA-BIN --user-dir fairseq_tree ...   # fairseq-train's arguments
 
 bench/train_end_to_end.py runs each timed run through it on CUDA. fairseq logs its clocks in
 whole seconds, too coarse for a few hundred updates of a GPU; the end of update k less the end
@@ -17,8 +17,6 @@ synchronization, so that its end is the GPU's (fairseq already waits for the GPU
 """
 
 import contextlib
-import os
-import sys
 import time
 
 import torch
@@ -26,8 +24,7 @@ from fairseq.trainer import Trainer
 
 from fairseq_tree.cli import train as tree_train
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import cuda_peak_kept  # noqa: E402
+from bench.accumulation import cuda_peak_kept
 
 ENDS, PEAK = "update_ends ", "peak_memory_allocated "
 

@@ -1,10 +1,10 @@
 """One training update, operator by operator: tree2seq against fairseq's Transformer on the same
 sentences, at the paper's sizes and in every precision fairseq-train offers.
 
-    python bench/operator_account.py                         # data-bin built from tests/data/bible
-    python bench/operator_account.py --data data/bible-en-fr-sample/data-bin \\
+    python -m bench.operator_account                         # data-bin built from tests/data/bible
+    python -m bench.operator_account --data data/bible-en-fr-sample/data-bin \\
         --json bench/results/operator-account-cpu.json
-    python bench/operator_account.py --device cuda --kernel-times ...      # on a GPU
+    python -m bench.operator_account --device cuda --kernel-times ...      # on a GPU
 
 For each size (``--sizes``: IWSLT, ``tree2seq_iwslt_de_en`` against ``transformer_iwslt_de_en``;
 WMT, ``tree2seq_wmt_en_de`` against ``transformer_wmt_en_de``), each precision (``--precisions``:
@@ -43,7 +43,7 @@ import re
 import shlex
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
 import fairseq
@@ -52,9 +52,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import fairseq_tree
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import end_report, load_average, machine  # noqa: E402
-from training import (  # noqa: E402
+from bench.report import load_average, machine
+from bench.training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, fresh, run_benchmark, train_argv,
 )
 

@@ -1,7 +1,7 @@
 """Parameter counts of tree2seq against fairseq's Transformer of the same size and vocabulary
 (the paper's Table 5 reports about +0.1%).
 
-    python bench/parameters.py [--vocabulary 32000] [--json FILE]
+    python -m bench.parameters [--vocabulary 32000] [--json FILE]
 """
 
 import argparse
@@ -11,7 +11,7 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers tree2seq)
-from report import write_json
+from bench.report import write_json
 
 PAIRS = [
     ("tree2seq_iwslt_de_en", "transformer_iwslt_de_en"),

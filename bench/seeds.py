@@ -2,7 +2,7 @@
 several seeds at the config's budget; mean ± sd sacreBLEU, and paired bootstrap resampling of
 the first model against each other one, seed by seed (sacrebleu's own ``--paired-bs``).
 
-    python bench/seeds.py bible-en-fr tree2seq transformer transformer-linearized \\
+    python -m bench.seeds bible-en-fr tree2seq transformer transformer-linearized \\
         --seeds 1 2 3 --data runs/data --checkpoints runs/seeds \\
         --json bench/results/bible-seeds.json --keep bench/results/bible-seeds
 
@@ -26,12 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402
-from configs.runner.config import load_config  # noqa: E402
-from report import machine, previous_report, write_json  # noqa: E402
+from bench import compare
+from configs.runner.config import load_config
+from bench.report import machine, previous_report, write_json
 
-from fairseq_tree.data.recipe import Recipe  # noqa: E402
+from fairseq_tree.data.recipe import Recipe
 
 
 def sacrebleu_paired(reference: Path, first: Path, other: Path, resamples: int,

@@ -4,7 +4,7 @@ size, same budget, several seeds, on the Rotten Tomatoes snippets in five and tw
 classification config (e.g. ``agreement``), the report's title naming the tasks run.
 
     bash data-prep/prepare-rt-snippets.sh
-    python bench/sentiment.py --json bench/results/sentiment.json
+    python -m bench.sentiment --json bench/results/sentiment.json
 
 Every run is ``scripts/train.sh TASK MODEL --seed S`` then ``scripts/evaluate.sh TASK MODEL``
 (the runner, ``configs/runner``, through bench/compare.py), with the configs
@@ -22,9 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402
-from report import end_report, machine  # noqa: E402
+from bench import compare
+from bench.report import end_report, machine
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
 # What each config of --tasks is, for the report's title; another config is named by its file.

@@ -1,7 +1,7 @@
 """Seed-level paired t-tests between runs of bench/sentiment.py reports made apart (other data,
 other sessions): e.g. tree_classifier on spaCy trees against the same model on link-grammar trees.
 
-    python bench/sentiment_tests.py --reports spacy=bench/results/sentiment-spacy.json \\
+    python -m bench.sentiment_tests --reports spacy=bench/results/sentiment-spacy.json \\
         lg=bench/results/sentiment.json --pairs lg:tree_classifier,spacy:tree_classifier \\
         --json bench/results/sentiment-spacy-tests.json
 
@@ -11,12 +11,10 @@ both have, over the seeds both have (bench/report.py's ``paired_t_test``: other 
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import seed_t_tests, write_json  # noqa: E402
+from bench.report import seed_t_tests, write_json
 
 
 def main(argv=None) -> dict:

@@ -2,7 +2,7 @@
 (bench/synthetic_task.py) against the training size, at the same budget, plus the ablations of
 the paper's Table 3 (-HierEmb, -SubMask).
 
-    python bench/synthetic.py --json bench/results/synthetic.json --plot bench/results/synthetic.png
+    python -m bench.synthetic --json bench/results/synthetic.json --plot bench/results/synthetic.png
 
 For each training size (default 1k, 2k, 5k, 20k pairs; the same valid and test sets for all),
 the data set is generated and binarized, then every model of configs/synthetic.yaml named by
@@ -15,18 +15,16 @@ only the tree says which target is right there.
 
 import argparse
 import logging
-import os
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import compare  # noqa: E402
-from report import end_report  # noqa: E402
-import synthetic_task  # noqa: E402
+from bench import compare
+from bench.report import end_report
+from bench import synthetic_task
 
-from fairseq_tree.data.recipe import has_recipe  # noqa: E402
-from fairseq_tree.trees import parse_bracketed  # noqa: E402
+from fairseq_tree.data.recipe import has_recipe
+from fairseq_tree.trees import parse_bracketed
 
 PAIR = "synthetic"
 

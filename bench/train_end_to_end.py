@@ -2,11 +2,11 @@
 fairseq-tree-train, with fairseq-train's own loop, loader and logging), read from fairseq's own JSON
 log, beside the arithmetic floor computed on the batches those updates trained on.
 
-    python bench/train_end_to_end.py --data data/bible-en-fr-sample/data-bin --updates 400 \\
+    python -m bench.train_end_to_end --data data/bible-en-fr-sample/data-bin --updates 400 \\
         --repeats 2 --json bench/results/train-end-to-end-cpu.json
-    python bench/train_end_to_end.py ... --profile-dir runs/profiles     # also cProfile each run
-    python bench/train_end_to_end.py ... --torch-profile runs/operators  # operators vs the floor
-    python bench/train_end_to_end.py --floor-of GPU-REPORT.json   # the floor of a --no-floor run
+    python -m bench.train_end_to_end ... --profile-dir runs/profiles     # also cProfile each run
+    python -m bench.train_end_to_end ... --torch-profile runs/operators  # operators vs the floor
+    python -m bench.train_end_to_end --floor-of GPU-REPORT.json   # the floor of a --no-floor run
 
 Each run is the experiment config's command (``--config``, default the quickstart's
 ``bible-en-fr-sample``: its batches, optimizer, dropout and seed) with validation and saving off,
@@ -58,22 +58,20 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from generation import data_bin_parser  # noqa: E402
-from report import end_report, load_average, machine  # noqa: E402
-from measured_train import ENDS, PEAK  # noqa: E402
-from training import MODELS, build_setup, collate, run_benchmark, update_flops  # noqa: E402
+from bench.generation import data_bin_parser
+from bench.report import end_report, load_average, machine
+from bench.measured_train import ENDS, PEAK
+from bench.training import MODELS, build_setup, collate, run_benchmark, update_flops
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the runner: configs/runner
-from configs.runner.config import load_experiment  # noqa: E402
-from configs.runner.experiment import train_command  # noqa: E402
-from configs.runner.fairseq_logs import progress_records  # noqa: E402
-from configs.runner.processes import run_command  # noqa: E402
-from fairseq_tree.cli.console import CliError  # noqa: E402
-from fairseq_tree.data.tree_files import LABELS, tree_file  # noqa: E402
+from configs.runner.config import load_experiment
+from configs.runner.experiment import train_command
+from configs.runner.fairseq_logs import progress_records
+from configs.runner.processes import run_command
+from fairseq_tree.cli.console import CliError
+from fairseq_tree.data.tree_files import LABELS, tree_file
 
-from fairseq.data import Dictionary, data_utils, indexed_dataset  # noqa: E402
+from fairseq.data import Dictionary, data_utils, indexed_dataset
 
 # fairseq's Transformer on sources of N + M tokens (--token-matched): tree2seq's encoder length
 TOKEN_MATCHED = "transformer_n_plus_m"

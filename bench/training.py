@@ -1,10 +1,10 @@
 """Whole training updates, tree2seq against fairseq's Transformer on the same sentences: time per
 update, peak memory, matrix-product FLOPs, and an operator profile.
 
-    python bench/training.py                                  # data-bin built from tests/data/bible
-    python bench/training.py --data data/bible-en-fr-sample/data-bin --json FILE     # quickstart
-    python bench/training.py --data ... --archs tree2seq_iwslt_de_en transformer_iwslt_de_en
-    python bench/training.py --data ... --profile             # top operators, tree vs plain
+    python -m bench.training                                  # data-bin built from tests/data/bible
+    python -m bench.training --data data/bible-en-fr-sample/data-bin --json FILE     # quickstart
+    python -m bench.training --data ... --archs tree2seq_iwslt_de_en transformer_iwslt_de_en
+    python -m bench.training --data ... --profile             # top operators, tree vs plain
 
 Both models are trained as fairseq-train trains them: the fairseq-train arguments of the
 experiment config (``--config``, default the quickstart's ``bible-en-fr-sample``; made by
@@ -33,10 +33,8 @@ and the ratios tree2seq / transformer: the FLOP ratio is the arithmetic floor of
 import argparse
 import contextlib
 import dataclasses
-import os
 import shlex
 import statistics
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -49,15 +47,13 @@ from fairseq.trainer import Trainer
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from accumulation import cuda_peak_kept, peak_bytes  # noqa: E402
-from generation import build_data_bin, data_bin_parser  # noqa: E402
-from report import end_report, load_average, machine  # noqa: E402
+from bench.accumulation import cuda_peak_kept, peak_bytes
+from bench.generation import build_data_bin, data_bin_parser
+from bench.report import end_report, load_average, machine
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the runner: configs/runner
-from configs.runner.config import load_experiment  # noqa: E402
-from configs.runner.experiment import train_command  # noqa: E402
+from configs.runner.config import load_experiment
+from configs.runner.experiment import train_command
 
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
 

@@ -2,7 +2,7 @@
 trees from spaCy's trained dependency parser (issue 28) against other tree sources and fairseq's
 Transformer on the leaves, from the runs of bench/seeds.py (no training here).
 
-    python bench/tree_sources.py --runs RUN.json ... --keep KEEP --data runs/data \\
+    python -m bench.tree_sources --runs RUN.json ... --keep KEEP --data runs/data \\
         --json bench/results/tree-sources.json
 
 Systems are (pair, model) of configs/: French -> English ``bible-fr-en-spacy`` tree2seq (spaCy
@@ -20,22 +20,20 @@ test verses (fairseq-tree-score-parses; link-grammar's flat fallbacks left out).
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import seeds  # noqa: E402
-from induced_translation import tree_counts  # noqa: E402
-from report import paired_t_test, write_json  # noqa: E402
+from bench import seeds
+from bench.induced_translation import tree_counts
+from bench.report import paired_t_test, write_json
 
-from fairseq_tree.trees.evaluation import score_files  # noqa: E402
-from fairseq_tree.data.recipe import Recipe, has_recipe  # noqa: E402
-from fairseq_tree.parsing.base import is_flat_fallback  # noqa: E402
-from fairseq_tree.trees.bracketed import parse_bracketed  # noqa: E402
-from fairseq_tree.trees.dependency import MULTI_ROOT_LABEL  # noqa: E402
+from fairseq_tree.trees.evaluation import score_files
+from fairseq_tree.data.recipe import Recipe, has_recipe
+from fairseq_tree.parsing.base import is_flat_fallback
+from fairseq_tree.trees.bracketed import parse_bracketed
+from fairseq_tree.trees.dependency import MULTI_ROOT_LABEL
 
 # direction -> (source, target, [(pair, model, system name)], the first is the reference). A
 # pair ending in "@cpu" is an earlier CPU run's translations, rescored (``cpu_runs``).

@@ -194,20 +194,6 @@ def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | N
 # ---------------------------------------------------------------------------------------------
 # Subject-verb agreement from real text
 
-# The columns of text/{split}.meta, one line per example (tab-separated): where the sentence is
-# (bible.db:VERSION BOOK CHAPTER:VERSE, or FILE:LINE), "noun" or "pronoun", attractors, the
-# subject-verb distance in words, the subject's position in the input (0-based), the verb, and
-# the class of the noun nearest before the verb ("-": none; the most-recent-noun baseline).
-AGREEMENT_META = ("source", "subject_kind", "attractors", "distance", "subject", "verb",
-                  "last_noun")
-ATTRACTOR_BINS = ("0", "1", "2", "3", "4+")
-
-
-def attractor_bin(count: int) -> str:
-    """0, 1, 2, 3 or 4+: the rows of Linzen et al.'s and the paper's tables."""
-    return ATTRACTOR_BINS[min(count, len(ATTRACTOR_BINS) - 1)]
-
-
 def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
                        left_out, disagreeing: list | None = None
                        ) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:

@@ -33,7 +33,7 @@ Writes ``$DATA/<name>/``:
 
 Agreement (``--dataset agreement``): text/{split}.meta holds, per example, where its sentence
 is, the subject's kind, the attractors, the distance, the subject's position and the verb
-(``classification_corpora.AGREEMENT_META``), copied beside the view and the data-bin; with
+(``fairseq_tree.trees.agreement.AGREEMENT_META``), copied beside the view and the data-bin; with
 ``--test-text FILE`` a further split, test1, is made from that text (fairseq's ``--testpref
 test,test1``); the last test split (test2 after test1, else test1) holds the test verses' verbs
 that rule 6 of ``fairseq_tree.trees.agreement`` leaves out (subject and verb disagree by their
@@ -80,7 +80,7 @@ from fairseq_tree.data.recipe import TextSteps, classification_text
 from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
-from fairseq_tree.trees import parse_bracketed
+from fairseq_tree.trees import agreement, parse_bracketed
 from fairseq_tree.trees.normal_form import parse_tree
 
 logger = corpora.logger
@@ -415,7 +415,7 @@ class Recipe:
             paths[0].parent.mkdir(parents=True, exist_ok=True)
         stats = {split: {"examples": 0, "noun subjects": 0, "pronoun subjects": 0,
                          "noun subjects by class": dict.fromkeys(cc.CLASS_NAMES["agreement"], 0),
-                         "noun subjects by attractors": dict.fromkeys(cc.ATTRACTOR_BINS, 0)}
+                         "noun subjects by attractors": dict.fromkeys(agreement.ATTRACTOR_BINS, 0)}
                  for split in outputs}
         def write(into: str, example: Example, case, meta: str):
             textprep.write_example(sinks[into][:3], example)
@@ -425,7 +425,7 @@ class Recipe:
             counts[f"{case.subject_kind} subjects"] += 1
             if case.subject_kind == "noun":
                 counts["noun subjects by class"][cc.CLASS_NAMES["agreement"][int(case.label)]] += 1
-                counts["noun subjects by attractors"][cc.attractor_bin(case.attractors)] += 1
+                counts["noun subjects by attractors"][agreement.attractor_bin(case.attractors)] += 1
 
         with contextlib.ExitStack() as stack:
             sinks = {split: [stack.enter_context(open_output(str(p))) for p in paths]

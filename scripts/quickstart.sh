@@ -20,6 +20,6 @@ DATA=$work/data FAIRSEQ_TREE_VENV=$venv WORKERS=${WORKERS:-2} \
   bash "$root/data-prep/prepare-bible-sample.sh"
 
 echo "== train and evaluate tree2seq, then the Transformer (configs/bible-en-fr-sample.yaml)"
-"$venv/bin/python" "$root/bench/compare.py" bible-en-fr-sample tree2seq transformer \
+PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m bench.compare bible-en-fr-sample tree2seq transformer \
   --data "$work/data" --checkpoints "$work/checkpoints" --json "$work/results.json" "$@"
 echo "translations: $work/checkpoints/bible-en-fr-sample/{tree2seq,transformer}/translations.fr"

@@ -12,6 +12,13 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_DIR = ROOT / "fairseq_tree"
 BIN = Path(sys.executable).parent
 BIBLE = ROOT / "tests" / "data" / "bible"
+# Subprocesses run the benchmarks as the package bench (python -m bench.NAME) from temporary folders.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+
+def bench_command(name):
+    """The command line of benchmark ``name``: ``python -m bench.NAME``."""
+    return [sys.executable, "-m", f"bench.{name}"]
 
 # fairseq-train / fairseq-generate flags of the tiny tree2seq runs on the Bible sample.
 TRAIN = [

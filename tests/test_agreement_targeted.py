@@ -12,15 +12,14 @@ import sys
 
 import pytest
 
-from conftest import PLUGIN_DIR, ROOT, run_cli
+from conftest import bench_command, PLUGIN_DIR, ROOT, run_cli
 
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import agreement_defaults
 from fairseq_tree.trees import agreement_templates as at
 from fairseq_tree.trees.agreement import PLURAL, SINGULAR
 
-sys.path.insert(0, str(ROOT / "bench"))
-import agreement_targeted  # noqa: E402
+from bench import agreement_targeted
 
 BUILT_IN = at.read_templates(agreement_defaults.TEMPLATES, "<built-in templates>")
 WORDS = at.read_words(agreement_defaults.WORDS, "<built-in words>")
@@ -349,7 +348,6 @@ TRAIN = ["--user-dir", PLUGIN_DIR, "--task", "tree_classification", "--arch",
 def recipe_and_model(tmp_path_factory):
     """The agreement recipe's folder and a tree_classifier trained 3 updates on it."""
     pytest.importorskip("spacy")
-    sys.path[:0] = [str(ROOT / "tests" / "data" / "recipes")]
     import classification_standins as standins
 
     root = tmp_path_factory.mktemp("targeted")
@@ -367,7 +365,7 @@ def recipe_and_model(tmp_path_factory):
 
 
 def run_targeted(*args):
-    return subprocess.run([sys.executable, str(ROOT / "bench" / "agreement_targeted.py"),
+    return subprocess.run([*bench_command("agreement_targeted"),
                            *map(str, args)], capture_output=True, text=True, timeout=600,
                           check=False)
 

@@ -14,18 +14,17 @@ import pytest
 import torch
 from fairseq.data import data_utils
 
-from conftest import ROOT
+from conftest import bench_command, ROOT
 
 from fairseq_tree.modules import source_tree
 
-sys.path.insert(0, str(ROOT / "bench"))
-import accumulation  # noqa: E402
-import compare  # noqa: E402
-import generation  # noqa: E402
-import operator_account  # noqa: E402
-import parameters  # noqa: E402
-import train_end_to_end  # noqa: E402
-import training  # noqa: E402
+from bench import accumulation
+from bench import compare
+from bench import generation
+from bench import operator_account
+from bench import parameters
+from bench import train_end_to_end
+from bench import training
 
 LAYER_ROWS = ("mha", "tree-attn", "tree-attn/layer", "layer", "tree-layer")
 RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
@@ -237,7 +236,7 @@ def test_parameter_report_matches_the_models(tmp_path):
 
 def test_synthetic_benchmark_scores_every_model_and_size(tmp_path):
     """bench/synthetic.py end to end at a toy size: data, training, evaluation, table, plot."""
-    import synthetic  # noqa: E402
+    from bench import synthetic
 
     report = synthetic.main(["--sizes", "40", "60", "--valid", "10", "--test", "30",
                              "--ablation-sizes", "60", "--work", str(tmp_path / "work"),
@@ -257,7 +256,7 @@ def test_synthetic_benchmark_scores_every_model_and_size(tmp_path):
 
 
 def test_exact_match_on_ambiguous_sentences(tmp_path):
-    import synthetic  # noqa: E402
+    from bench import synthetic
 
     pair_dir, run = tmp_path / "pair", tmp_path / "run"
     (pair_dir / "tok").mkdir(parents=True)
@@ -270,7 +269,7 @@ def test_exact_match_on_ambiguous_sentences(tmp_path):
 
 
 def test_sentiment_summary_is_mean_and_sample_sd():
-    import sentiment  # noqa: E402
+    from bench import sentiment
 
     runs = [{"task": "t", "model": m, "seed": s, "parameters": 10, "updates": 5,
              "test_accuracy": acc, "valid_accuracy": acc - 1, "train_seconds": 4}
@@ -283,7 +282,7 @@ def test_sentiment_summary_is_mean_and_sample_sd():
 
 
 def test_sentiment_report_is_titled_by_the_tasks_it_ran():
-    import sentiment  # noqa: E402
+    from bench import sentiment
 
     runs = [{"task": "agreement", "model": m, "seed": s} for m in ("tree_classifier", "roberta")
             for s in (2, 1)]
@@ -298,7 +297,7 @@ def test_sentiment_report_is_titled_by_the_tasks_it_ran():
 
 
 def test_sentiment_best_validation_is_the_checkpoint_fairseq_keeps():
-    import sentiment  # noqa: E402
+    from bench import sentiment
     # fairseq keeps checkpoint_best.pt on a score >= the best so far: of equal (logged,
     # rounded) scores the later checkpoint is the one tested
     curve = [(1, 232, 44.8), (2, 464, 57.4), (3, 696, 57.4), (4, 928, 54.1)]
@@ -417,10 +416,9 @@ def test_training_record_sums_the_seconds_of_a_resumed_run():
 def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
     """bench/sentiment.py end to end on the snippets recipe's stand-in: each model trained
     with each seed (the checkpoints say so), evaluated, summarised."""
-    import sentiment  # noqa: E402
+    from bench import sentiment
 
-    sys.path.insert(0, str(ROOT / "tests" / "data" / "recipes"))
-    import classification_standins  # noqa: E402
+    import classification_standins
 
     standin = classification_standins.rt_snippets(tmp_path / "standin")
     env = {**os.environ, "DATA": str(tmp_path / "data"), "WORKERS": "1", "PARSER": "flat",
@@ -465,7 +463,7 @@ def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
 def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
     """bench/encoder_speed.py at toy lengths: a training step of every encoder at every length
     and batch size, the JSON and the plot written."""
-    import encoder_speed
+    from bench import encoder_speed
 
     report = encoder_speed.main(["--lengths", "3", "9", "--batches", "1", "3", "--repeats", "1",
                                  "--threads", "1", "--json", str(tmp_path / "speed.json"),
@@ -482,8 +480,8 @@ def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
 def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
     """bench/seeds.py at a toy size: every model and seed trained once, the mean and sd of its
     sacreBLEU, sacrebleu's paired bootstrap per seed; a second call runs nothing again."""
-    import seeds  # noqa: E402
-    import synthetic_task  # noqa: E402
+    from bench import seeds
+    from bench import synthetic_task
 
     synthetic_task.write_dataset(tmp_path / "data", {"train": 40, "valid": 10, "test": 20}, 1,
                                  "synthetic")
@@ -511,7 +509,7 @@ def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
 
 
 def test_parse_speed_times_each_tree_source(tmp_path):
-    import parse_speed
+    from bench import parse_speed
 
     text = tmp_path / "test.fr"
     text.write_text("Au commencement , Dieu créa les cieux et la terre .\n"
@@ -534,8 +532,8 @@ def test_parse_speed_times_each_tree_source(tmp_path):
 
 
 def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
-    import agreement
-    from report import paired_t_test
+    from bench import agreement
+    from bench.report import paired_t_test
 
     def table(all_accuracy, attractor_accuracy):
         return {"all": {"accuracy": all_accuracy, "count": 10},
@@ -624,7 +622,7 @@ def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
         flops_per_token["tree2seq"] / flops_per_token["transformer"])
     sweep = json.loads((results / "sweep.json").read_text())
     assert [row["max_tokens"] for row in sweep["tree2seq"]["sizes"]] == [256, 512]
-    report = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_figures.py"),
+    report = subprocess.run([*bench_command("gpu_figures"),
                              str(results), "--json", str(tmp_path / "summary.json")],
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr
@@ -642,7 +640,7 @@ def test_parallel_jobs_stops_its_jobs_on_sigterm(tmp_path):
     jobs = tmp_path / "jobs.tsv"
     jobs.write_text("quick\ttrue\nslow\tsleep 60; touch never-slow\nwaiting\ttouch never-waiting\n")
     driver = subprocess.Popen(
-        [sys.executable, ROOT / "bench" / "parallel_jobs.py", jobs, "--slots", "1", "--deadline",
+        [*bench_command("parallel_jobs"), jobs, "--slots", "1", "--deadline",
          "600", "--min-seconds", "0", "--logs", tmp_path / "logs", "--json", tmp_path / "jobs.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     started = time.monotonic()

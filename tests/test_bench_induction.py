@@ -10,16 +10,15 @@ import sys
 
 import pytest
 import torch
-from conftest import PLUGIN_DIR, ROOT, write_lines
+from conftest import PLUGIN_DIR, write_lines
 
 from fairseq_tree.trees import parse_tree
 
-sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests" / "data" / "recipes")]
-import compare  # noqa: E402
-import induced_translation  # noqa: E402
-import induction  # noqa: E402
-import masked_lm  # noqa: E402
-import standins  # noqa: E402
+from bench import compare
+from bench import induced_translation
+from bench import induction
+from bench import masked_lm
+import standins
 
 TINY_LM = ["--encoder-layers", "4", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64"]
 
@@ -286,7 +285,7 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
     sacrebleu's paired bootstrap of each system against the induced-tree tree2seq of the same
     seed (a row merged from bench/seeds.py read from that JSON's --keep), the seed-level t-tests
     of bench/report.py, and the nodes per word of the source trees it finds."""
-    import report  # noqa: E402
+    from bench import report
     import sacrebleu
 
     for module, name in ((compare, "run_model"), (masked_lm, "train"),

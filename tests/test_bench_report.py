@@ -4,13 +4,11 @@ tests of a report."""
 
 import json
 import math
-import sys
 
 import pytest
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import report  # noqa: E402
+from bench import report
 
 # French -> English, the Transformer and tree2seq on induced trees, sacreBLEU of seeds 1-3
 INDUCED, TRANSFORMER = [13.49, 12.96, 13.03], [13.90, 13.15, 13.99]
@@ -124,7 +122,7 @@ def test_committed_agreement_summaries_are_what_their_rows_give(path, tmp_path):
     """Each committed agreement report's seed summary and tests are what today's paired test
     (``bench/agreement.py --summarize``) makes of the rows it holds: a report left with an older
     test's figures (a p of 0 where every seed differed alike) fails."""
-    import agreement
+    from bench import agreement
 
     copy = tmp_path / path.name
     copy.write_bytes(path.read_bytes())
@@ -141,7 +139,7 @@ def test_committed_contrastive_tables_are_written_from_their_json(path):
     """Each committed contrastive table (``bench/contrastive.py --markdown``) is what its JSON
     gives (``contrastive.markdown_lines``), and bench/RESULTS.md, where it names the table,
     quotes every block of it verbatim: a table or a cell edited by hand fails here."""
-    import contrastive
+    from bench import contrastive
 
     table = "\n".join(contrastive.markdown_lines(json.loads(path.read_text()))) + "\n"
     assert path.with_suffix(".md").read_text() == table

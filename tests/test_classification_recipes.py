@@ -13,14 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import bench_command, ROOT
 
 from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.trees import parse_bracketed, parse_tree
 from fairseq_tree.trees.subwords import join_subwords
 
-sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
-import classification_standins as standins  # noqa: E402
+import classification_standins as standins
 
 SPLITS = ("train", "valid", "test")
 
@@ -597,7 +596,7 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     assert "--valid-subset valid,test,test1" in results["validate_command"]
     assert results["metrics"]["test1"]["accuracy"] in (0, 50, 100)  # of its two examples
     # bench/agreement.py: the model's accuracy is fairseq-validate's; the baselines' by hand.
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "agreement.py"), "--data",
+    proc = subprocess.run([*bench_command("agreement"), "--data",
                            str(work), "--split", "test", "--split", "test1", "--checkpoint",
                            f"roberta={checkpoint}", "--json", str(tmp_path / "agreement.json")],
                           capture_output=True, text=True, timeout=300, check=False)
@@ -631,7 +630,7 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     # of the same one), the same predictions; a folder of other examples is refused in one line.
     other = tmp_path / "other"
     shutil.copytree(work, other)
-    agreement = [sys.executable, str(ROOT / "bench" / "agreement.py"), "--data", str(work),
+    agreement = [*bench_command("agreement"), "--data", str(work),
                  "--split", "test", "--checkpoint", f"roberta={checkpoint}",
                  "--data-of", f"roberta={other}"]
     proc = subprocess.run([*agreement, "--json", str(tmp_path / "other.json")],
@@ -652,7 +651,7 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     # gone); a report of other examples is refused in one line, by its fingerprint or, in a
     # report without one, by its counts.
     checkpoint.unlink()
-    stored = [sys.executable, str(ROOT / "bench" / "agreement.py"), "--data", str(work),
+    stored = [*bench_command("agreement"), "--data", str(work),
               "--split", "test", "--results", f"roberta={tmp_path / 'agreement.json'}"]
     proc = subprocess.run([*stored, "--results", f"copy={tmp_path / 'agreement.json'}#roberta",
                            "--json", str(tmp_path / "stored.json")],

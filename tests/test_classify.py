@@ -22,9 +22,8 @@ from conftest import PLUGIN_DIR, ROOT, run_cli, write_lines
 from fairseq_tree.classification_hub import ClassificationInputError, from_pretrained
 from fairseq_tree.errors import FairseqTreeError
 
-sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
-import classification_standins as standins  # noqa: E402
-from prepare_classification import raw_text_steps  # noqa: E402  (what an SVA recipe records)
+import classification_standins as standins
+from prepare_classification import raw_text_steps  # (what an SVA recipe records)
 
 TRAIN = ["--user-dir", PLUGIN_DIR, "--task", "tree_classification", "--optimizer", "adam",
          "--lr", "0.003", "--criterion", "sentence_prediction", "--max-update", "6", "--seed", "1",

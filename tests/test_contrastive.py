@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import ROOT, write_lines
+from conftest import bench_command, ROOT, write_lines
 from fairseq_tree.checkpoints import load_checkpoint
 
-sys.path.insert(0, str(ROOT / "data-prep"))
-import contrastive_agreement as ca  # noqa: E402
+import contrastive_agreement as ca
 
 GENERATOR = ROOT / "data-prep" / "contrastive_agreement.py"
 WORDS = ca.read_words(ca.DEFAULT_WORDS)
@@ -154,7 +153,7 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     shutil.copyfile(trained[1], checkpoint)
     out = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+        [*bench_command("contrastive"), "--set", tmp_path / "set",
          "--recipe", recipe, *[arg for name in ("a:1", "a:2", "b:1", "b:2")
                                for arg in ("--checkpoint", f"{name}={checkpoint}")],
          "--baseline", "b", "--json", out, "--markdown", tmp_path / "table.md",
@@ -188,7 +187,7 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     assert "| +0.00 (the same difference on every seed: no spread to test) |" in markdown
     assert report["scored_in_this_call"] == ["a:1", "a:2", "b:1", "b:2"]
     again = subprocess.run(
-        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+        [*bench_command("contrastive"), "--set", tmp_path / "set",
          "--recipe", recipe, "--checkpoint", f"a:1={checkpoint}", "--checkpoint",
          f"c:1={checkpoint}", "--json", out], capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
@@ -200,7 +199,7 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     state["optimizer_history"][-1]["num_updates"] += 1
     torch.save(state, checkpoint)
     retrained = subprocess.run(
-        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+        [*bench_command("contrastive"), "--set", tmp_path / "set",
          "--recipe", recipe, "--checkpoint", f"a:1={checkpoint}", "--checkpoint",
          f"c:1={trained[1]}", "--json", out], capture_output=True, text=True, timeout=600)
     assert retrained.returncode == 0, retrained.stderr[-3000:]
@@ -210,7 +209,7 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     # a:1's file gone (a run trained elsewhere): kept only when asked, and said so
     checkpoint.unlink()
     names = ["--checkpoint", f"a:1={checkpoint}", "--checkpoint", f"c:1={trained[1]}"]
-    base = [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+    base = [*bench_command("contrastive"), "--set", tmp_path / "set",
             "--recipe", recipe, "--json", out]
     refused = subprocess.run([*base, *names], capture_output=True, text=True, timeout=600)
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
@@ -234,7 +233,7 @@ def test_bench_names_a_missing_checkpoint(recipe, tmp_path):
     generate(tmp_path, "--per-cell", 2)
     missing = tmp_path / "none.pt"
     proc = subprocess.run(
-        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+        [*bench_command("contrastive"), "--set", tmp_path / "set",
          "--recipe", recipe, "--checkpoint", f"a:1={missing}"],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
@@ -252,7 +251,7 @@ def test_bench_names_a_parser_that_cannot_run(recipe, trained, tmp_path):
     (other / "recipe.json").write_text(json.dumps({**record, "parser": "stanza"}))
     env = dict(os.environ, STANZA_RESOURCES_DIR=str(tmp_path / "no-stanza"))
     proc = subprocess.run(
-        [sys.executable, ROOT / "bench" / "contrastive.py", "--set", tmp_path / "set",
+        [*bench_command("contrastive"), "--set", tmp_path / "set",
          "--recipe", other, "--checkpoint", f"a:1={trained[1]}"],
         capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
@@ -265,9 +264,8 @@ def test_a_difference_the_same_every_seed_is_not_tested():
     baseline by the same amount: sd 0, where a t-test would give a t of infinity and a p of 0
     that is no evidence. The report shows the difference untested and leaves it out of Holm's
     family."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    import agreement
-    import contrastive
+    from bench import agreement
+    from bench import contrastive
 
     def table(same, varying):
         return {"same": {"accuracy": same, "count": 200},

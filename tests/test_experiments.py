@@ -23,9 +23,8 @@ from fairseq_tree.cli import bpe
 from fairseq_tree.cli.average import average_states, last_checkpoints
 from fairseq_tree.cli.console import CliError
 
-sys.path.insert(0, str(ROOT))  # the runner: configs/runner, beside the configs it reads
-from configs.runner import experiment  # noqa: E402
-from configs.runner.config import known_pairs, load_experiment  # noqa: E402
+from configs.runner import experiment
+from configs.runner.config import known_pairs, load_experiment
 
 CONFIGS = ROOT / "configs"
 PAIRS = ["iwslt13-en-fr", "iwslt13-fr-en", "iwslt14-de-en", "iwslt14-en-de", "wmt14-en-de"]

@@ -3,12 +3,10 @@ sums of Eqs. 5-10 are taken in float32 or by matrix products), and the encoder's
 against float32 on the same weights."""
 
 import random
-import sys
 from collections import Counter
 
 import pytest
 import torch
-from conftest import ROOT
 from model_helpers import build_model, collate, random_examples, tree_dictionary
 from tree_reference import padded_batch
 
@@ -17,9 +15,8 @@ from fairseq_tree.modules.hierarchical_accumulation import (
     embedding_weights,
 )
 
-sys.path.insert(0, str(ROOT / "bench"))
-import half_precision  # noqa: E402
-from operator_account import OperatorAccount  # noqa: E402
+from bench import half_precision
+from bench.operator_account import OperatorAccount
 
 TINY = dict(encoder_embed_dim=64, encoder_ffn_embed_dim=128, encoder_attention_heads=4,
             encoder_layers=2, decoder_attention_heads=4, decoder_layers=2)  # = tree2seq_tiny

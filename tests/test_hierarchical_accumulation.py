@@ -1,7 +1,6 @@
 """The fast hierarchical accumulation against a literal implementation of Eqs. 5-10."""
 
 import random
-import sys
 
 import pytest
 import torch
@@ -12,11 +11,9 @@ from fairseq_tree.modules.hierarchical_accumulation import (
     build_accumulation_plan,
     hierarchical_accumulation,
 )
-from conftest import ROOT
 from tree_reference import literal_accumulation, padded_batch, random_spans
 
-sys.path.insert(0, str(ROOT / "bench"))
-from dense_reference import dense_accumulation  # noqa: E402
+from bench.dense_reference import dense_accumulation
 
 
 def random_case(rng: random.Random, d: int = 4, rows=None):

@@ -12,8 +12,7 @@ from conftest import ROOT
 
 from fairseq_tree.trees import parse_tree
 
-sys.path.insert(0, str(ROOT / "data-prep"))
-import corpora  # noqa: E402
+import corpora
 
 SAMPLE = ROOT / "data-prep" / "bible-sample"
 

@@ -22,7 +22,6 @@ from fairseq_tree.parsing.base import is_flat_fallback
 from fairseq_tree.trees import parse_tree
 from fairseq_tree.trees.bracketed import lowercase_leaves
 
-sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
 import corpora
 import prepare
 import standins

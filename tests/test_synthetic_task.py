@@ -4,15 +4,13 @@ ambiguity, splits, the written data set and a 2-update fairseq-train run on it."
 import json
 import random
 import re
-import sys
 
 import pytest
-from conftest import ROOT, TRAIN, run_cli
+from conftest import TRAIN, run_cli
 
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
 
-sys.path.insert(0, str(ROOT / "bench"))
-import synthetic_task as st  # noqa: E402
+from bench import synthetic_task as st
 
 SIZES = {"train": 200, "valid": 20, "test": 20}
 

@@ -3,7 +3,6 @@ that would, happens once per batch when the plan is built), the plan and masks a
 batch, and beam search keeps one source memory per sentence."""
 
 import random
-import sys
 
 import pytest
 import torch
@@ -12,12 +11,10 @@ from fairseq.sequence_generator import SequenceGenerator
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import fairseq_tree.modules.source_tree as source_tree
-from conftest import ROOT
 from fairseq_tree.modules.tree_attention import TreeCrossAttention
 from model_helpers import build_model, collate, random_examples, tree_dictionary
 
-sys.path.insert(0, str(ROOT / "bench"))
-from operator_account import host_reads  # noqa: E402  (what would wait for a GPU)
+from bench.operator_account import host_reads  # (what would wait for a GPU)
 
 
 class HostSyncs(TorchDispatchMode):

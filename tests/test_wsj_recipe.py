@@ -12,10 +12,9 @@ from conftest import PLUGIN_DIR, ROOT, run_cli
 
 from fairseq_tree.trees import parse_tree
 
-sys.path[:0] = [str(ROOT / "data-prep"), str(ROOT / "tests" / "data" / "recipes")]
-import standins  # noqa: E402
-import wsj  # noqa: E402
-from fairseq_tree.cli.console import CliError  # noqa: E402
+import standins
+import wsj
+from fairseq_tree.cli.console import CliError
 
 
 def prepare(ptb_dir, data, **env) -> subprocess.CompletedProcess:

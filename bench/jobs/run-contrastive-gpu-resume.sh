@@ -30,7 +30,7 @@ for run in /tmp/ck/seed-*/bible-en-fr-contrastive/*; do
   [ -e $run/checkpoint_best.pt ] || cp $run/checkpoint_last.pt $run/checkpoint_best.pt
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > res/gpu.txt
-python3 bench/parallel_jobs.py bench/jobs/contrastive-gpu-resume.tsv --slots 4 --deadline ${DEADLINE:-400} \
+python3 -m bench.parallel_jobs bench/jobs/contrastive-gpu-resume.tsv --slots 4 --deadline ${DEADLINE:-400} \
   --min-seconds 40 --logs res/logs --json res/jobs.json > res/driver.log 2>&1 &
 driver=$!
 pack() {

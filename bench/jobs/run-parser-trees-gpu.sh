@@ -8,7 +8,7 @@ set -u
 export PYTHONUNBUFFERED=1
 mkdir -p res/bible res/rt res/rt-patience res/keep
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > res/gpu.txt
-python3 bench/parallel_jobs.py bench/jobs/parser-trees-gpu.tsv --slots 16 --deadline ${DEADLINE:-400} \
+python3 -m bench.parallel_jobs bench/jobs/parser-trees-gpu.tsv --slots 16 --deadline ${DEADLINE:-400} \
   --min-seconds 40 --logs res/logs --json res/jobs.json > res/driver.log 2>&1 &
 driver=$!
 while kill -0 $driver 2>/dev/null; do

@@ -61,5 +61,5 @@ else
   done
   args+=(--baseline roberta)
 fi
-exec .venv/bin/python bench/agreement.py --data "$folder" "${splits[@]}" "${args[@]}" --json "$out" \
+exec .venv/bin/python -m bench.agreement --data "$folder" "${splits[@]}" "${args[@]}" --json "$out" \
   --markdown

@@ -26,7 +26,7 @@ for seed in 1 2 3; do
     args+=(--checkpoint "$3:$seed=$data/ckpt/seed-$seed/$1/$2/checkpoint_best.pt")
   done
 done
-OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} .venv/bin/python bench/contrastive.py \
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} .venv/bin/python -m bench.contrastive \
   --set "$data/contrastive" --recipe "$data/bible-en-fr-sample" \
   --recipe-for tree2seq-spacy="$data/bible-en-fr-sample-spacy" --baseline transformer \
   --json "$out.json" --markdown "$out.md" --keep-missing --scores "${SCORES:-$data/contrastive-scores-converged}" "${args[@]}"
