@@ -1,8 +1,8 @@
 """What the benchmark scripts share: the machine a report was made on, writing their report as
 JSON, reading it back to resume a run, and the seed-level paired t-test of the results tables.
 
-    python bench/report.py bench/results/induced-translation.json bench/results/bible-seeds.json
-    python bench/report.py --holm --skip-column "attractors 4+" bench/results/agreement-spacy-test.json
+    python -m bench.report bench/results/induced-translation.json bench/results/bible-seeds.json
+    python -m bench.report --holm --skip-column "attractors 4+" bench/results/agreement-spacy-test.json
 
 prints that test for every system of a results JSON against its baseline (the induced-tree
 tree2seq of each direction, the first model of a seed benchmark, or, in bench/agreement.py's
@@ -78,6 +78,12 @@ def command_option(report: dict, flag: str) -> str | None:
     """The value the command that made ``report`` gave ``flag`` (None when it gave none)."""
     words = shlex.split(report.get("command", ""))
     return words[words.index(flag) + 1] if flag in words else None
+
+
+def markdown_table(header: list[str], rows: list[list]) -> list[str]:
+    """A Markdown table's lines: the header, its rule, a line a row (cells as given, str())."""
+    return ["| " + " | ".join(map(str, header)) + " |", "|" + "---|" * len(header)] + [
+        "| " + " | ".join(map(str, row)) + " |" for row in rows]
 
 
 def t_test_p_value(t: float, df: int) -> float:

@@ -1,0 +1,59 @@
+"""bench/RESULTS.md's tables are what the benchmarks' own functions write from the committed JSON
+(bench/tables.py): regenerated here, a cell edited by hand or a table typed outside a block fails."""
+
+import re
+
+import pytest
+
+from bench import tables
+from conftest import ROOT
+
+
+def test_every_table_of_results_is_written_from_its_json():
+    problems = tables.check(tables.RESULTS)
+    assert not problems, "\n".join(problems) + "\n(python -m bench.tables --write rewrites them)"
+
+
+def test_results_has_its_tables_in_blocks():
+    lines = tables.RESULTS.read_text(encoding="utf-8").split("\n")
+    blocks = tables.read_blocks(tables.RESULTS, lines)
+    assert len(blocks) >= 20
+    for block in blocks:
+        assert (ROOT / block.json).is_file(), block.json
+        assert block.lines and all(line.startswith("|") for line in block.lines), block
+
+
+def edited_copy(tmp_path, edit):
+    text = tables.RESULTS.read_text(encoding="utf-8")
+    copy = tmp_path / "RESULTS.md"
+    copy.write_text(edit(text), encoding="utf-8")
+    return copy
+
+
+def test_a_cell_edited_by_hand_fails(tmp_path):
+    def change_a_number(text):
+        block = text.index("<!-- table: ")
+        body = text.index("\n|", text.index("|---", block))  # the first row after the rule
+        number = re.compile(r"\d").search(text, body)
+        digit = text[number.start()]
+        return text[:number.start()] + str((int(digit) + 1) % 10) + text[number.start() + 1:]
+
+    problems = tables.check(edited_copy(tmp_path, change_a_number))
+    assert len(problems) == 1 and "differs from what" in problems[0]
+    fixed = tmp_path / "RESULTS.md"
+    assert tables.main([str(fixed), "--write"]) == 0
+    assert tables.check(fixed) == []
+
+
+def test_a_table_typed_outside_a_block_fails_unless_marked(tmp_path):
+    typed = "\n\n| model | accuracy |\n|---|---|\n| mine | 99.99 |\n"
+    problems = tables.check(edited_copy(tmp_path, lambda text: text + typed))
+    assert len(problems) == 1 and "a table outside" in problems[0]
+    marked = "\n\n<!-- not in a JSON: typed from a log -->" + typed
+    assert tables.check(edited_copy(tmp_path, lambda text: text + marked)) == []
+
+
+def test_a_broken_block_is_an_error_naming_the_line(tmp_path):
+    copy = edited_copy(tmp_path, lambda text: text + "\n<!-- table: bench.report.nothing x.json -->\n")
+    with pytest.raises(tables.TableError, match=r"RESULTS.md:\d+: the table is never closed"):
+        tables.check(copy)
