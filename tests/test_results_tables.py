@@ -57,3 +57,20 @@ def test_a_broken_block_is_an_error_naming_the_line(tmp_path):
     copy = edited_copy(tmp_path, lambda text: text + "\n<!-- table: bench.report.nothing x.json -->\n")
     with pytest.raises(tables.TableError, match=r"RESULTS.md:\d+: the table is never closed"):
         tables.check(copy)
+
+
+def anchor(heading):
+    """GitHub's anchor of a Markdown heading: lowercase, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_list_of_questions_links_every_section_and_readme_links_resolve():
+    text = tables.RESULTS.read_text(encoding="utf-8")
+    contents, _, sections = text.partition("\n# ")
+    questions = re.findall(r"^## (.+)$", "# " + sections, flags=re.M)
+    listed = re.findall(r"^  - \[(.+)\]\(#([\w-]+)\)$", contents, flags=re.M)
+    assert [(q, anchor(q)) for q in questions] == listed
+    anchors = {anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.M)}
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"RESULTS\.md#([\w-]+)", doc.read_text(encoding="utf-8")):
+            assert target in anchors, f"{doc.name}: RESULTS.md#{target} names no heading"
