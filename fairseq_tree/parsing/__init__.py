@@ -10,7 +10,8 @@ Backends (``BACKENDS``): ``stanza`` (default of fairseq-tree-parse), ``corenlp``
 ``link-grammar``, ``spacy`` (any installed spaCy pipeline's dependency parses, made phrase
 structure by ``fairseq_tree.trees.dependency``; ``results[i].conllu`` keeps the parse),
 ``induced`` (Algorithm 1 of Wang et al., 2019, on a constituent_transformer masked LM: no
-parser, any language) and ``flat``. Heavy libraries are imported only by the
+parser, any language), ``flat`` and ``right-branching`` (no syntax: one node, or a node over
+every suffix). Heavy libraries are imported only by the
 backend that needs them.
 """
 
@@ -22,7 +23,9 @@ from fairseq_tree.parsing.base import (
     Parser,
     ParseResult,
     ParserUnavailable,
+    RightBranchingParser,
     flat_tree,
+    right_branching_tree,
 )
 
 
@@ -60,8 +63,13 @@ def _flat(lang, **options):
     return FlatParser()
 
 
+def _right_branching(lang, **options):
+    return RightBranchingParser()
+
+
 BACKENDS = {"stanza": _stanza, "corenlp": _corenlp, "link-grammar": _link_grammar,
-            "spacy": _spacy, "induced": _induced, "flat": _flat}
+            "spacy": _spacy, "induced": _induced, "flat": _flat,
+            "right-branching": _right_branching}
 # The options each backend takes (build_parser ignores the others, so one set serves all).
 BACKEND_OPTIONS = {
     "stanza": ("stanza_dir", "batch_size"),
@@ -71,6 +79,7 @@ BACKEND_OPTIONS = {
     "induced": ("induced_checkpoint", "induced_dict", "induced_bpe_codes", "induced_min_layer",
                 "induced_threshold"),
     "flat": (),
+    "right-branching": (),
 }
 
 
@@ -93,7 +102,9 @@ __all__ = [
     "ParseResult",
     "Parser",
     "ParserUnavailable",
+    "RightBranchingParser",
     "DependencyTree",
     "build_parser",
     "flat_tree",
+    "right_branching_tree",
 ]

@@ -18,6 +18,7 @@ from fairseq_tree.trees.bracketed import (
 from fairseq_tree.trees.normal_form import escape_token, parse_tree, unescape_token
 
 FLAT_LABEL = "ROOT"
+RIGHT_BRANCHING_LABEL = "X"
 
 
 class ParserUnavailable(RuntimeError):
@@ -152,6 +153,28 @@ class FlatParser(Parser):
 
     def _parse_tokens(self, batch):
         return [flat_tree(tokens) for tokens in batch]
+
+
+def right_branching_tree(tokens: list[str]) -> str:
+    """``(X tok1 (X tok2 ... (X tokN-1 tokN)))``: a node over every suffix of two or more tokens,
+    a tree with a shape and no syntax (McCoy et al.'s 2020 control for the gold tree). One token
+    is a flat tree."""
+    escaped = [escape_token(token) for token in tokens]
+    if len(escaped) < 2:
+        return flat_tree(tokens)
+    tree = f"({RIGHT_BRANCHING_LABEL} {escaped[-2]} {escaped[-1]})"
+    for token in reversed(escaped[:-2]):
+        tree = f"({RIGHT_BRANCHING_LABEL} {token} {tree})"
+    return tree
+
+
+class RightBranchingParser(Parser):
+    """Every sentence as a right-branching tree (``right_branching_tree``), any language."""
+
+    name = "right-branching"
+
+    def _parse_tokens(self, batch):
+        return [right_branching_tree(tokens) for tokens in batch]
 
 
 def one_by_one(batch: list[list[str]], parse_one: Callable[[list[str]], str | Failure],

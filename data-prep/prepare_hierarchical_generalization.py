@@ -1,0 +1,199 @@
+"""The data of McCoy, Frank & Linzen (TACL 2020), generated here: tense reinflection and question
+formation from their grammars (``fairseq_tree.trees.hierarchical_generalization``), each source
+sentence with its gold tree, binarized for the ``tree_translation`` task.
+
+    python data-prep/prepare_hierarchical_generalization.py --out $DATA --task tense \
+        [--trees gold right-branching spacy] [--spacy-model en_core_web_sm] [--seed 1]
+
+writes, for every tree source, the folder ``$DATA/TASK`` (gold trees), ``TASK-right-branching``
+or ``TASK-spacy``:
+
+    tok/{split}.{src,tgt}   the source tokens (sentence and marker) and the target tokens
+    trees/{split}.src       the source trees: (ROOT TREE (MARK marker)), TREE the sentence's
+    data-bin/               fairseq-tree-preprocess, one dictionary for both sides; the
+                            generalization split is fairseq's second test set, ``test1``
+    recipe.json             the task, the tree source, sizes, splits and the generator's record
+
+Splits (the paper's sizes by default): train, valid and test follow the training distribution
+(either marker; a PRESENT or QUEST example only where the linear and the hierarchical rule give
+the same target), gen holds only PRESENT or QUEST examples where they differ in the scored word.
+Each split has its own random stream, sampled gen, test, valid, train, each skipping the source
+sentences of the ones before it: every source line occurs once, and a smaller training set is a
+prefix of a larger one. Only the tree differs between the folders of one task.
+"""
+
+import argparse
+import collections
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
+from fairseq_tree.data.recipe import Recipe, TextSteps
+from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.parsing import ParserUnavailable, build_parser
+from fairseq_tree.trees import Tree, format_bracketed
+from fairseq_tree.trees import hierarchical_generalization as hg
+
+SPLITS = ("train", "valid", "test", "gen")
+SAMPLING_ORDER = ("gen", "test", "valid", "train")
+BINARIZED_AS = {"train": "train", "valid": "valid", "test": "test", "gen": "test1"}
+SIZES = {"train": 100_000, "valid": 10_000, "test": 10_000, "gen": 10_000}
+TREE_SOURCES = ("gold", "right-branching", "spacy")
+PARSE_BATCH = 256
+
+
+def generate_splits(task: str, seed: int, sizes: dict[str, int], progress=None) -> dict:
+    """{split: source trees}, deterministic for ``seed`` (see the module docstring)."""
+    seen: set = set()
+    splits = {}
+    for split in SAMPLING_ORDER:
+        rng = random.Random(f"fairseq-tree {task} {seed} {split}")
+        trees = []
+        while len(trees) < sizes[split]:
+            tree = hg.sample_example(rng, task, generalization=split == "gen")
+            words = tuple(hg.leaves(tree))
+            if words not in seen:
+                seen.add(words)
+                trees.append(tree)
+                if progress and len(trees) % 20_000 == 0:
+                    progress(f"{task} {split}: {len(trees):,} of {sizes[split]:,}")
+        splits[split] = trees
+    return splits
+
+
+def split_stats(trees: list[Tree]) -> dict:
+    """Markers, subject modifiers (of the transforming examples) and source lengths."""
+    analyses = [hg.analyze(tree) for tree in trees]
+    lengths = [len(hg.leaves(tree)) for tree in trees] or [0]
+    transforming = [a for a in analyses if a.marker in ("PRESENT", "QUEST")]
+    return {
+        "examples": len(trees),
+        "markers": dict(sorted(collections.Counter(a.marker for a in analyses).items())),
+        "subject_modifiers_transforming": dict(sorted(collections.Counter(
+            a.subject_modifier for a in transforming).items())),
+        "source_tokens": {"mean": round(sum(lengths) / max(len(trees), 1), 3),
+                          "min": min(lengths), "max": max(lengths)},
+    }
+
+
+def sentence_trees(splits: dict, source: str, spacy_model: str | None) -> dict[str, list[str]]:
+    """{split: the sentence trees (without the marker)} from ``source``: the grammar's (gold), or
+    a parser's over the sentence's tokens."""
+    if source == "gold":
+        return {split: [format_bracketed(tree.children[0]) for tree in trees]
+                for split, trees in splits.items()}
+    parser = build_parser(source, "en", spacy_model=spacy_model)
+    try:
+        out = {}
+        for split, trees in splits.items():
+            sentences = [hg.leaves(tree)[:-1] for tree in trees]
+            out[split] = [result.tree for start in range(0, len(sentences), PARSE_BATCH)
+                          for result in parser.parse(sentences[start:start + PARSE_BATCH])]
+        return out
+    finally:
+        parser.close()
+
+
+def with_marker(sentence_tree: str, marker: str) -> str:
+    return f"(ROOT {sentence_tree} ({hg.MARK_LABEL} {marker}))"
+
+
+def write_lines(path: Path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def binarize(pair_dir: Path, workers: int):
+    """data-bin/ from trees/*.src and tok/*.tgt, gen as test1."""
+    with tempfile.TemporaryDirectory(dir=pair_dir) as links:
+        for split in SPLITS:
+            os.symlink((pair_dir / "trees" / f"{split}.src").resolve(), f"{links}/{split}.src")
+            os.symlink((pair_dir / "tok" / f"{split}.tgt").resolve(), f"{links}/{split}.tgt")
+        preprocess(PreprocessOptions(
+            str(pair_dir / "data-bin"), source_lang="src", target_lang="tgt",
+            trainpref=f"{links}/train", validpref=f"{links}/valid",
+            testpref=f"{links}/test,{links}/gen", joined_dictionary=True, workers=workers))
+
+
+def pair_name(task: str, source: str) -> str:
+    return task if source == "gold" else f"{task}-{source}"
+
+
+def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], seed: int,
+               spacy_model: str | None = None, workers: int = 1, binarise: bool = True,
+               progress=print) -> dict[str, dict]:
+    """Generate ``task`` once and write a folder for each tree source; {pair: recipe.json}."""
+    splits = generate_splits(task, seed, sizes, progress)
+    stats = {split: split_stats(trees) for split, trees in splits.items()}
+    recipes = {}
+    for source in sources:
+        pair_dir = out / pair_name(task, source)
+        progress(f"{pair_dir}: {source} trees")
+        trees = sentence_trees(splits, source, spacy_model)
+        for split in SPLITS:
+            words = [hg.leaves(tree) for tree in splits[split]]
+            write_lines(pair_dir / "tok" / f"{split}.src", (" ".join(w) for w in words))
+            write_lines(pair_dir / "tok" / f"{split}.tgt",
+                        (" ".join(hg.target(tree)) for tree in splits[split]))
+            write_lines(pair_dir / "trees" / f"{split}.src",
+                        (with_marker(tree, w[-1]) for tree, w in zip(trees[split], words,
+                                                                       strict=True)))
+        if binarise:
+            binarize(pair_dir, workers)
+        steps = TextSteps(tokenize="none", parser=None if source == "gold" else source,
+                          parser_options={"spacy_model": spacy_model} if source == "spacy" else {})
+        recipe = Recipe("translation", steps, src="src", tgt="tgt", details={
+            "pair": pair_name(task, source), "task": task, "trees": source,
+            "sizes": {split: len(splits[split]) for split in SPLITS},
+            "splits": dict(BINARIZED_AS),
+            "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
+                          "rule_probabilities": "uniform", "stats": stats},
+        })
+        recipe.write(pair_dir)
+        recipes[pair_name(task, source)] = recipe.to_json()
+    return recipes
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, type=Path, help="root folder (like $DATA)")
+    parser.add_argument("--task", choices=hg.TASKS, action="append",
+                        help="tense, question (repeatable; default both)")
+    parser.add_argument("--trees", nargs="+", choices=TREE_SOURCES,
+                        default=["gold", "right-branching"],
+                        help="tree sources, a folder each (spacy: tense only makes sense with an "
+                        "English pipeline, --spacy-model)")
+    parser.add_argument("--spacy-model", help="the English spaCy pipeline of --trees spacy")
+    for split in SPLITS:
+        parser.add_argument(f"--{split}", type=int, default=SIZES[split],
+                            help=f"examples (default {SIZES[split]:,})")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1, help="binarization workers")
+    parser.add_argument("--no-binarize", action="store_true", help="text files only")
+    args = parser.parse_args(argv)
+    if "spacy" in args.trees and not args.spacy_model:
+        parser.error("--trees spacy needs --spacy-model (an installed English pipeline)")
+    sizes = {split: getattr(args, split) for split in SPLITS}
+    started = time.perf_counter()
+    recipes = {}
+    try:
+        for task in args.task or list(hg.TASKS):
+            recipes.update(write_task(args.out, task, args.trees, sizes, args.seed,
+                                      args.spacy_model, args.workers, not args.no_binarize,
+                                      progress=lambda line: print(line, file=sys.stderr)))
+    except (ParserUnavailable, FairseqTreeError) as error:
+        sys.exit(f"error: {error}")
+    for pair, recipe in recipes.items():
+        print(pair, json.dumps(recipe["generator"]["stats"]["gen"]))
+    print(f"wrote {', '.join(str(args.out / pair) for pair in recipes)} in "
+          f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return recipes
+
+
+if __name__ == "__main__":
+    main()
