@@ -9,7 +9,9 @@ writes, for every tree source, the folder ``$DATA/TASK`` (gold trees), ``TASK-ri
 or ``TASK-spacy``:
 
     tok/{split}.{src,tgt}   the source tokens (sentence and marker) and the target tokens
-    trees/{split}.src       the source trees: (ROOT TREE (MARK marker)), TREE the sentence's
+    trees/{split}.src       the source trees: the grammar's, (ROOT (S ...) (MARK marker)), or
+                            the parser's over the source tokens, marker included
+    gold/{split}.src        beside a parser's trees, the grammar's (what the scores read)
     data-bin/               fairseq-tree-preprocess, one dictionary for both sides; the
                             generalization split is fairseq's second test set, ``test1``
     recipe.json             the task, the tree source, sizes, splits and the generator's record
@@ -45,6 +47,7 @@ BINARIZED_AS = {"train": "train", "valid": "valid", "test": "test", "gen": "test
 SIZES = {"train": 100_000, "valid": 10_000, "test": 10_000, "gen": 10_000}
 TREE_SOURCES = ("gold", "right-branching", "spacy")
 PARSE_BATCH = 256
+GOLD_TREES = "gold"  # the grammar's trees, beside another source's (the scores read them)
 
 
 def generate_splits(task: str, seed: int, sizes: dict[str, int], progress=None) -> dict:
@@ -81,26 +84,22 @@ def split_stats(trees: list[Tree]) -> dict:
     }
 
 
-def sentence_trees(splits: dict, source: str, spacy_model: str | None) -> dict[str, list[str]]:
-    """{split: the sentence trees (without the marker)} from ``source``: the grammar's (gold), or
-    a parser's over the sentence's tokens."""
+def source_trees(splits: dict, source: str, spacy_model: str | None) -> dict[str, list[str]]:
+    """{split: source tree lines} from ``source``: the grammar's (gold), or a fairseq-tree-parse
+    backend's over the source tokens, marker included, as ``fairseq-tree-translate --recipe``
+    parses a raw source line."""
     if source == "gold":
-        return {split: [format_bracketed(tree.children[0]) for tree in trees]
-                for split, trees in splits.items()}
+        return {split: [format_bracketed(tree) for tree in trees] for split, trees in splits.items()}
     parser = build_parser(source, "en", spacy_model=spacy_model)
     try:
         out = {}
         for split, trees in splits.items():
-            sentences = [hg.leaves(tree)[:-1] for tree in trees]
+            sentences = [hg.leaves(tree) for tree in trees]
             out[split] = [result.tree for start in range(0, len(sentences), PARSE_BATCH)
                           for result in parser.parse(sentences[start:start + PARSE_BATCH])]
         return out
     finally:
         parser.close()
-
-
-def with_marker(sentence_tree: str, marker: str) -> str:
-    return f"(ROOT {sentence_tree} ({hg.MARK_LABEL} {marker}))"
 
 
 def write_lines(path: Path, lines):
@@ -134,21 +133,23 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
     for source in sources:
         pair_dir = out / pair_name(task, source)
         progress(f"{pair_dir}: {source} trees")
-        trees = sentence_trees(splits, source, spacy_model)
+        trees = source_trees(splits, source, spacy_model)
         for split in SPLITS:
-            words = [hg.leaves(tree) for tree in splits[split]]
-            write_lines(pair_dir / "tok" / f"{split}.src", (" ".join(w) for w in words))
+            write_lines(pair_dir / "tok" / f"{split}.src",
+                        (" ".join(hg.leaves(tree)) for tree in splits[split]))
             write_lines(pair_dir / "tok" / f"{split}.tgt",
                         (" ".join(hg.target(tree)) for tree in splits[split]))
-            write_lines(pair_dir / "trees" / f"{split}.src",
-                        (with_marker(tree, w[-1]) for tree, w in zip(trees[split], words,
-                                                                       strict=True)))
+            write_lines(pair_dir / "trees" / f"{split}.src", trees[split])
+            if source != "gold":
+                write_lines(pair_dir / GOLD_TREES / f"{split}.src",
+                            (format_bracketed(tree) for tree in splits[split]))
         if binarise:
             binarize(pair_dir, workers)
         steps = TextSteps(tokenize="none", parser=None if source == "gold" else source,
                           parser_options={"spacy_model": spacy_model} if source == "spacy" else {})
         recipe = Recipe("translation", steps, src="src", tgt="tgt", details={
             "pair": pair_name(task, source), "task": task, "trees": source,
+            "gold_trees": "trees" if source == "gold" else GOLD_TREES,
             "sizes": {split: len(splits[split]) for split in SPLITS},
             "splits": dict(BINARIZED_AS),
             "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),

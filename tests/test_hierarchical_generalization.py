@@ -14,6 +14,7 @@ import pytest
 from conftest import GENERATE, ROOT, TRAIN, run_cli
 
 import prepare_hierarchical_generalization as prep
+from bench import hierarchical_generalization as scoring
 from fairseq_tree.parsing import build_parser, right_branching_tree
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
 from fairseq_tree.trees import hierarchical_generalization as hg
@@ -149,6 +150,7 @@ def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(writte
         gold, control = written / task, written / f"{task}-right-branching"
         recipe = json.loads((gold / "recipe.json").read_text())
         assert (recipe["task"], recipe["trees"], recipe["splits"]["gen"]) == (task, "gold", "test1")
+        assert json.loads((control / "recipe.json").read_text())["parser"] == "right-branching"
         assert recipe["sizes"] == SIZES
         for split in SIZES:
             sources = (gold / "tok" / f"{split}.src").read_text().splitlines()
@@ -158,18 +160,74 @@ def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(writte
             assert [" ".join(hg.leaves(t)) for t in trees] == sources
             assert [" ".join(hg.target(t)) for t in trees] == targets
             assert (control / "tok" / f"{split}.src").read_text().splitlines() == sources
-            for line, source in zip((control / "trees" / f"{split}.src").read_text().splitlines(),
-                                    sources):
-                assert parse_tree(line).leaves == source.split()
-                assert re.fullmatch(r"\(ROOT \(X .*\) \(MARK [A-Z]+\)\)", line)
+            controls = (control / "trees" / f"{split}.src").read_text().splitlines()
+            assert controls == [right_branching_tree(source.split()) for source in sources]
+            assert (control / "gold" / f"{split}.src").read_text() == (
+                gold / "trees" / f"{split}.src").read_text()
         assert (gold / "data-bin" / "test1.src-tgt.src.bin").is_file()
 
 
-def test_tree2seq_trains_and_generates_the_generalization_split(written, tmp_path):
-    data_bin = written / "tense" / "data-bin"
-    run_cli("fairseq-train", data_bin, *TRAIN, "--source-lang", "src", "--target-lang", "tgt",
-            "--max-update", "2", "--save-dir", tmp_path)
+@pytest.fixture(scope="module")
+def checkpoint(written, tmp_path_factory):
+    save = tmp_path_factory.mktemp("checkpoints")
+    run_cli("fairseq-train", written / "tense" / "data-bin", *TRAIN, "--source-lang", "src",
+            "--target-lang", "tgt", "--max-update", "2", "--save-dir", save)
+    return save / "checkpoint_last.pt"
+
+
+def test_tree2seq_trains_and_generates_the_generalization_split(written, checkpoint):
     flags = [flag if flag != "test" else "test1" for flag in GENERATE]
-    proc = run_cli("fairseq-generate", data_bin, *flags, "--path", tmp_path / "checkpoint_last.pt",
+    proc = run_cli("fairseq-generate", written / "tense" / "data-bin", *flags, "--path", checkpoint,
                    "--source-lang", "src", "--target-lang", "tgt", "--max-len-b", "30")
     assert len(re.findall(r"^H-\d+", proc.stdout, flags=re.M)) == SIZES["gen"]
+
+
+@pytest.mark.parametrize("task", hg.TASKS)
+def test_scores_tell_the_hierarchical_rule_from_the_linear_one(task):
+    splits = prep.generate_splits(task, 5, SIZES)
+    gen = splits["gen"]
+    right = scoring.summarize(gen, [hg.target(t) for t in gen])
+    linear = scoring.summarize(gen, [hg.target(t, linear=True) for t in gen])
+    assert right["all"] == {"examples": 40, "full_sentence": 100, "scored_word": 100,
+                            "linear_word": 0, "linear_sentence": 0}
+    assert linear["all"] == {"examples": 40, "full_sentence": 0, "scored_word": 0,
+                             "linear_word": 100, "linear_sentence": 100}
+    by_modifier = right["by_subject_modifier"]
+    assert sum(cells["examples"] for cells in by_modifier.values()) == 40
+    assert "none" not in by_modifier
+    # an output cut short has no scored word: neither rule's
+    short = scoring.summarize(gen, [hg.target(t)[:1] if task == "tense" else [] for t in gen])
+    assert short["all"]["scored_word"] == short["all"]["linear_word"] == 0
+    # on the in-distribution test set the rules agree: no output counts as the linear rule's
+    test = scoring.summarize(splits["test"], [hg.target(t, linear=True) for t in splits["test"]])
+    assert test["all"]["full_sentence"] == 100 and test["all"]["linear_word"] == 0
+
+
+def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
+        written, checkpoint, tmp_path):
+    report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                           "--json", str(tmp_path / "scores.json")])
+    assert json.loads((tmp_path / "scores.json").read_text())["splits"] == report["splits"]
+    assert {split: s["all"]["examples"] for split, s in report["splits"].items()} == {
+        "test": SIZES["test"], "gen": SIZES["gen"]}
+    # the right-branching folder: the hub parses the tokens as the recipe did; same checkpoint
+    # vocabulary (one grammar), so the scores are computed on the same gold trees
+    held_out = tmp_path / "held-out.trees"
+    rng = random.Random(99)
+    held_out.write_text("".join(format_bracketed(hg.sample_example(rng, "tense", True)) + "\n"
+                                for _ in range(7)))
+    other = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                          "--gold-trees", str(held_out)])
+    assert other["splits"]["held-out"]["all"]["examples"] == 7
+    lines = scoring.markdown_lines(report)
+    assert lines[0].startswith("| model | split | subject | examples | sentence % | main verb %")
+    assert len(lines) == 2 + 2 + len(report["splits"]["test"]["by_subject_modifier"]) + len(
+        report["splits"]["gen"]["by_subject_modifier"])
+
+
+def test_a_line_outside_the_grammar_is_an_error_naming_it(written, checkpoint, tmp_path):
+    bad = tmp_path / "bad.trees"
+    bad.write_text("(S (NP (DT the) (NN dog)) (VP (VBD barked)) (. .))\n")
+    with pytest.raises(SystemExit, match=r"bad.trees:1: "):
+        scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                      "--gold-trees", str(bad)])
