@@ -48,9 +48,12 @@ import torch
 
 from fairseq_tree.trees.agreement import AGREEMENT_META, attractor_bin
 from bench.report import (
+    agreement_t_tests,
     command_option,
     difference_cell,
+    holm,
     machine,
+    markdown_table,
     paired_t_test,
     write_json,
 )
@@ -255,6 +258,142 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
                 "-" if t is None else difference_cell(t)
                 for t in tests) + " |")
     return lines
+
+
+# The names bench/RESULTS.md gives the models of the reports (fairseq's architecture names, or
+# the short names of the open-vocabulary runs) and the tree sources (``MODEL@SOURCE``).
+MODEL_NAMES = {"tree_classifier": "tree_classifier_tiny",
+               "recursive_tree_attention_classifier": "Recursive Tree Attention",
+               "rta": "Recursive Tree Attention",
+               "recursive_multibranch_classifier": "CTT", "ctt": "CTT",
+               "recursive_multibranch_classifier-dependency": "DTT (spaCy dependencies)",
+               "dtt": "DTT (spaCy dependencies)", "roberta": "roberta (leaves)"}
+SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "flat trees"}
+MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
+               "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
+               "roberta"]
+REFERENCES = ("majority class", "most recent noun")
+
+
+def model_name(name: str) -> str:
+    model, _, source = name.partition("@")
+    shown = MODEL_NAMES.get(model, model)
+    return f"{shown} on {SOURCE_NAMES.get(source, source)}" if source else shown
+
+
+def model_rank(name: str) -> int:
+    model = name.partition("@")[0]
+    short = {"rta": "recursive_tree_attention_classifier", "ctt": "recursive_multibranch_classifier",
+             "dtt": "recursive_multibranch_classifier-dependency"}.get(model, model)
+    return MODEL_ORDER.index(short) if short in MODEL_ORDER else len(MODEL_ORDER)
+
+
+def holm_tests(report: dict, skip=()) -> dict:
+    """Holm's adjusted p of every tested difference of ``report`` (every split; columns in
+    ``skip`` left out; a difference with no spread has no p and is not in the family), by
+    (split, model, column); and the family's size."""
+    tests = [test for test in agreement_t_tests(report, skip) if test["p_value"] is not None]
+    adjusted = holm([test["p_value"] for test in tests])
+    return {(t["split"], t["system"], t["column"]): p for t, p in zip(tests, adjusted)}
+
+
+def attractor_table(report: dict, split: str = "test", references: bool = True,
+                    skip_attractors: list | None = None, holm_family: bool = True) -> list[str]:
+    """bench/RESULTS.md's tables of a report's ``split``: each model's mean ± sd over its seeds
+    for every row with examples (the header gives the counts), the two references without
+    training (``references``), then each model's seed-level paired difference from the report's
+    baseline with its p and Holm's adjusted p over every test of the report (all its splits;
+    the columns of ``skip_attractors`` (bins: "4+") are left out of the family and of the
+    second table, as ``bench.report --skip-column`` leaves them out)."""
+    skip = [f"attractors {bin}" for bin in skip_attractors or []]
+    summary = report["summary"][split]
+    baseline = command_option(report, "--baseline")
+    models = sorted(summary, key=model_rank)
+    counts = {row: cell["count"] for row, cell in summary[models[0]].items()}
+    rows = [row for row, count in counts.items() if count]
+    seeds = {len(cells[rows[0]]["seeds"]) for cells in summary.values()}
+    title = f"mean ± sd over {seeds.pop()} seeds" if len(seeds) == 1 else "mean ± sd over seeds"
+    def mean_sd(cell):
+        return "-" if cell["mean"] is None else (
+            f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
+    body = [[model_name(model), *(mean_sd(summary[model][row]) for row in rows)]
+            for model in models]
+    if references:
+        body += [[name, *("-" if report["splits"][split][name][row]["accuracy"] is None else
+                          f"{report['splits'][split][name][row]['accuracy']:.2f}" for row in rows)]
+                 for name in REFERENCES]
+    lines = markdown_table([split_name(split, title), *(f"{row} ({counts[row]:,})" for row in rows)],
+                           body)
+    key = f"vs {baseline}"
+    tested = [model for model in models if any(key in summary[model][row] for row in rows)]
+    if not tested:
+        return lines
+    adjusted = holm_tests(report, skip) if holm_family else {}
+    columns = [row for row in rows if row not in skip]
+    def cell(model, row):
+        test = summary[model][row].get(key)
+        if test is None:
+            return "-"
+        text = difference_cell(test)
+        if (split, model, row) in adjusted:
+            text = text[:-1] + f", Holm {adjusted[split, model, row]:.2g})"
+        return text
+    what = "difference (p" + (f", Holm over the report's {len(adjusted)} tests)" if holm_family
+                               else ")")
+    return lines + [""] + markdown_table(
+        [f"vs {model_name(baseline)}: {what}", *(f"{row} ({counts[row]:,})" for row in columns)],
+        [[model_name(model), *(cell(model, row) for row in columns)] for model in tested])
+
+
+def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
+    """bench/RESULTS.md's table of a recipe's examples (``recipe.json``'s ``stats``, written by
+    data-prep/prepare-agreement.sh): per split, the examples, noun subjects by number and by
+    attractors, pronoun subjects."""
+    stats = recipe["stats"]
+    splits = splits or [split for split in ("train", "valid", "test", "test1", "test2")
+                        if split in stats]
+    bins = list(stats[splits[0]]["noun subjects by attractors"])
+    body = []
+    for split in splits:
+        row = stats[split]
+        singular, plural = row["noun subjects by class"].values()
+        body.append([split, f"{row['examples']:,}",
+                     f"{row['noun subjects']:,} ({singular:,} / {plural:,})",
+                     f"{row['pronoun subjects']:,}",
+                     " / ".join(f"{n:,}" for n in row["noun subjects by attractors"].values())])
+    return markdown_table(["split", "examples", "noun subjects (singular / plural)",
+                           "pronoun subjects", "noun subjects by attractors " + " / ".join(bins)],
+                          body)
+
+
+def percent(rate: float) -> str:
+    return f"{100 * rate:.2f}%" if rate == 0 or 100 * rate >= 0.01 else f"{100 * rate:.1g}%"
+
+
+def unknown_units_table(recipe: dict, recipes: str, other: str,
+                        other_name: str = "test1 (NYT)") -> list[str]:
+    """bench/RESULTS.md's table of the units missing from the dictionary (``recipe.json``'s
+    ``stats.unknown_rates``) by number of BPE merges: a row per recipe that the glob ``recipes``
+    names (``recipe`` is one of them), the valid, test and test1 splits, and the test1 of the
+    recipe ``other`` (another held-out text) in the row of its number of merges."""
+    root = Path(__file__).resolve().parents[1]
+    def load(path):
+        return json.loads(path.read_text(encoding="utf-8"))
+    found = sorted((load(path) for path in root.glob(recipes)), key=lambda r: r["bpe_merges"])
+    extra = load(root / other)
+    body = []
+    for row in found:
+        rates = row["stats"]["unknown_rates"]
+        body.append([f"{row['bpe_merges']:,}", *(percent(rates[split]["unknown_rate"])
+                                                 if split in rates else "-"
+                                                 for split in ("valid", "test", "test1")),
+                     percent(extra["stats"]["unknown_rates"]["test1"]["unknown_rate"])
+                     if extra["bpe_merges"] == row["bpe_merges"] else "-"])
+    return markdown_table(["BPE merges", "valid", "test", "test1 (RT snippets)", other_name], body)
+
+
+def split_name(split: str, title: str) -> str:
+    return title if split == "test" else f"{split}: {title}"
 
 
 def print_table(split: str, results: dict):

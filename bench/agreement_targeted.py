@@ -6,7 +6,7 @@ on prefixes made from templates, by syntactic condition, with and without an att
         --checkpoint tree_classifier:1=checkpoints/agreement/tree_classifier-1/checkpoint_best.pt \\
         --checkpoint roberta:1=checkpoints/agreement/roberta-1/checkpoint_best.pt ... \\
         --items bench/results/agreement-targeted.tsv --json bench/results/agreement-targeted.json \\
-        --markdown bench/results/agreement-targeted.md
+        --markdown agreement-targeted.md   # bench/RESULTS.md: targeted_table
 
 The items (``fairseq_tree.trees.agreement_templates``: the formats of ``--templates`` and
 ``--words``; ``agreement_defaults``: the built-in conditions and lists, the default, which
@@ -40,13 +40,17 @@ import time
 from pathlib import Path
 
 from bench.agreement import (
+    holm_tests,
     majority_classes,
+    model_name,
+    model_rank,
     read_lines,
     read_meta,
     recipe_folder,
     seed_summary,
 )
-from bench.report import end_report, machine
+from bench.report import command_option, difference_cell, end_report, machine
+from bench.report import markdown_table as report_markdown_table
 
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import agreement_defaults
@@ -128,6 +132,35 @@ def markdown_table(results: dict, summary: dict, first: str) -> list[str]:
                  + [mean_sd(summary[model][row]) for model in summary])
         lines.append(f"| {row} | {count} | {CHANCE:.2f} | " + " | ".join(cells) + " |")
     return lines
+
+
+def targeted_table(report: dict, tests: bool = True) -> list[str]:
+    """bench/RESULTS.md's tables of a stored report: ``markdown_table`` of its conditions with
+    the models named as RESULTS names them, then (``tests``) each model's seed-level paired
+    difference from the baseline, with its p and Holm's adjusted p over all the report's tests
+    (a difference with no spread has no test and is not in the family)."""
+    order = sorted(report["summary"], key=model_rank)
+    summary = {model_name(model): report["summary"][model] for model in order}
+    lines = markdown_table(report["results"], summary, "condition")
+    baseline = command_option(report, "--baseline")
+    key = f"vs {baseline}"
+    tested = [model for model in order
+              if any(key in cell for cell in report["summary"][model].values())]
+    if not tests or not tested:
+        return lines
+    adjusted = holm_tests({"summary": {"targeted": report["summary"]}})
+    def cell(model, row):
+        test = report["summary"][model][row].get(key)
+        if test is None:
+            return "-"
+        text = difference_cell(test)
+        where = ("targeted", model, row)
+        return text[:-1] + f", Holm {adjusted[where]:.2g})" if where in adjusted else text
+    rows = list(report["results"]["majority class"])
+    return lines + [""] + report_markdown_table(
+        [f"vs {model_name(baseline)}: difference (p, Holm over the report's {len(adjusted)} "
+         "tests)", *(model_name(model) for model in tested)],
+        [[row, *(cell(model, row) for model in tested)] for row in rows])
 
 
 def load_hub(checkpoint: str, data: Path):

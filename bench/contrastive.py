@@ -9,7 +9,7 @@ t-test: the table says so, and it stays out of Holm's family).
         --checkpoint tree2seq:1=checkpoints/seed-1/tree2seq/checkpoint_best.pt ... \\
         --checkpoint transformer:1=... --baseline transformer \\
         --recipe-for tree2seq-spacy=data/bible-en-fr-sample-spacy \\
-        --json bench/results/contrastive.json --markdown bench/results/contrastive.md
+        --json bench/results/contrastive.json --markdown contrastive.md
 
 ``--set`` is a folder of ``source.<src>``, ``reference.<tgt>`` and ``contrast.<tgt>`` (line-
 aligned raw text) and, optionally, ``items.tsv`` naming each item's phenomenon, condition and
@@ -50,6 +50,7 @@ from bench.report import (
     end_report,
     holm,
     machine,
+    markdown_table,
     previous_report,
 )
 
@@ -282,6 +283,23 @@ def markdown_lines(report: dict, baseline: str | None = None) -> list[str]:
     if any(report["training"].values()):
         lines += [""] + bleu_lines(report["training"])
     return lines
+
+
+def runs_table(report: dict) -> list[str]:
+    """bench/RESULTS.md's table of where each run of a report's ``training`` stopped: early or
+    at its ceiling, after how many validations, its best valid loss and sacreBLEU."""
+    body = []
+    for name, record in sorted(report["training"].items(),
+                               key=lambda item: (list(report["summary"]).index(
+                                   item[0].partition(":")[0]), item[0])):
+        model, _, seed = name.partition(":")
+        stopped = "early" if record.get("stopped_early") else "at its ceiling"
+        body.append([model, seed, f"{stopped}, at {record['last_update']:,} "
+                     f"({len(record['valid_curve'])} validations)",
+                     f"{record['best_valid_loss']:.3f} ({record['best_valid_update']:,})",
+                     "-" if record.get("sacrebleu") is None else f"{record['sacrebleu']:.2f}"])
+    return markdown_table(["model", "seed", "stopped", "best valid loss (update)", "sacreBLEU"],
+                          body)
 
 
 def holm_corrected(summary: dict) -> list[dict]:

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from bench import compare
-from bench.report import end_report, machine
+from bench.report import end_report, machine, markdown_table
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
 # What each config of --tasks is, for the report's title; another config is named by its file.
@@ -98,6 +98,39 @@ def table(rows: list[dict]) -> list[str]:
                      f"{cell(row['valid_mean'], row['valid_sd']):>14} "
                      f"{row['test_vs_first']:>+8.2f} {row['train_seconds_mean']:>7.0f}")
     return lines
+
+
+def stopping_cell(run: dict) -> str:
+    """Where a run stopped, its best validation and its test accuracy, as bench/RESULTS.md gives
+    them: ``stopped at / best valid (update) / test``; ``*`` where the best validation ties an
+    earlier one (fairseq kept the latest tie as checkpoint_best.pt)."""
+    best = next(point for point in run["valid_curve"] if point[1] == run["best_valid_update"])
+    tie = any(point[2] == best[2] for point in run["valid_curve"] if point[1] < best[1])
+    return (f"{run['updates']:,} / {best[2]:.1f} ({best[1]:,}){'*' if tie else ''} / "
+            f"{run['test_accuracy']:.1f}")
+
+
+def runs_table(report: dict, runs: str, sources: bool = False) -> list[str]:
+    """bench/RESULTS.md's table of where each run stopped (``stopping_cell``): a row per model
+    (and tree source, ``SOURCE.MODEL.sSEED.json`` in the reports' names, with ``sources``), a
+    column per seed, from the one-run reports that ``runs`` (a glob from the repository root)
+    names; ``report`` is one of them."""
+    from bench.agreement import SOURCE_NAMES, model_name, model_rank
+
+    found = {}
+    for path in sorted(Path(__file__).resolve().parents[1].glob(runs)):
+        source = path.name.split(".")[0]
+        for run in json.loads(path.read_text(encoding="utf-8"))["runs"]:
+            found.setdefault((source, run["model"]), {})[run["seed"]] = run
+    seeds = sorted({seed for by_seed in found.values() for seed in by_seed})
+    source_rank = list(SOURCE_NAMES).index
+    order = sorted(found, key=lambda key: (source_rank(key[0]) if sources else 0,
+                                           model_rank(key[1])))
+    header = (["source"] if sources else []) + ["model", *(f"seed {seed}" for seed in seeds)]
+    return markdown_table(header, [
+        ([SOURCE_NAMES.get(source, source)] if sources else []) + [model_name(model), *(
+            stopping_cell(found[source, model][seed]) if seed in found[source, model] else "-"
+            for seed in seeds)] for source, model in order])
 
 
 def get_parser() -> argparse.ArgumentParser:

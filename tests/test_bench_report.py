@@ -130,20 +130,36 @@ def test_committed_agreement_summaries_are_what_their_rows_give(path, tmp_path):
     assert json.loads(copy.read_text()) == json.loads(path.read_text())
 
 
-CONTRASTIVE_TABLES = sorted(path for path in (ROOT / "bench" / "results" / "contrastive")
-                            .glob("*.json") if path.with_suffix(".md").exists())
+def agreement_blocks() -> list:
+    """bench/RESULTS.md's tables written by the agreement benchmarks' renderers (bench.agreement,
+    bench.agreement_targeted, bench.contrastive, and bench.sentiment's runs table)."""
+    from bench import tables
+
+    lines = tables.RESULTS.read_text(encoding="utf-8").split("\n")
+    return [block for block in tables.read_blocks(tables.RESULTS, lines)
+            if block.function.startswith(("bench.agreement", "bench.contrastive",
+                                          "bench.sentiment.runs_table"))]
 
 
-@pytest.mark.parametrize("path", CONTRASTIVE_TABLES, ids=lambda path: path.name)
-def test_committed_contrastive_tables_are_written_from_their_json(path):
-    """Each committed contrastive table (``bench/contrastive.py --markdown``) is what its JSON
-    gives (``contrastive.markdown_lines``), and bench/RESULTS.md, where it names the table,
-    quotes every block of it verbatim: a table or a cell edited by hand fails here."""
-    from bench import contrastive
+def test_the_agreement_tables_of_results_are_written_from_their_json():
+    """Every agreement and contrastive table of bench/RESULTS.md is what its renderer writes
+    from the committed JSON (``bench.tables``): a cell edited by hand fails here."""
+    from bench import tables
 
-    table = "\n".join(contrastive.markdown_lines(json.loads(path.read_text()))) + "\n"
-    assert path.with_suffix(".md").read_text() == table
-    results = (ROOT / "bench" / "RESULTS.md").read_text()
-    if path.with_suffix(".md").relative_to(ROOT).as_posix() in results:
-        for block in table.strip().split("\n\n"):
-            assert block in results, block.splitlines()[0]
+    blocks = agreement_blocks()
+    assert any(b.function == "bench.contrastive.markdown_lines" for b in blocks)
+    assert any(b.function == "bench.agreement.attractor_table" for b in blocks)
+    for block in blocks:
+        assert tables.render(block, tables.RESULTS) == block.lines, (block.function, block.json)
+
+
+def test_a_difference_without_spread_stays_out_of_the_agreement_tables_holm_family():
+    """The agreement tables give a difference the same on every seed no p and keep it out of
+    Holm's family: the report's family is the tests with a p-value."""
+    from bench import agreement
+
+    path = ROOT / "bench" / "results" / "agreement-flat-test.json"
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    table = "\n".join(agreement.attractor_table(stored, references=False))
+    assert "Holm over the report's 20 tests" in table
+    assert "+0.00 (the same difference on every seed: no spread to test)" in table

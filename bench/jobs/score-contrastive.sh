@@ -29,4 +29,4 @@ done
 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} .venv/bin/python -m bench.contrastive \
   --set "$data/contrastive" --recipe "$data/bible-en-fr-sample" \
   --recipe-for tree2seq-spacy="$data/bible-en-fr-sample-spacy" --baseline transformer \
-  --json "$out.json" --markdown "$out.md" --keep-missing --scores "${SCORES:-$data/contrastive-scores-converged}" "${args[@]}"
+  --json "$out.json" --keep-missing --scores "${SCORES:-$data/contrastive-scores-converged}" "${args[@]}"
