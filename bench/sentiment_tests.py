@@ -16,6 +16,7 @@ The report's table (``tests_table``) is printed and is the one bench/RESULTS.md 
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from bench.report import NO_SPREAD, holm, markdown_table, paired_t_test, write_json
@@ -112,7 +113,7 @@ def main(argv=None) -> dict:
         tests += pair_tests(runs, base, other)
     report = {"command": " ".join(["bench/sentiment_tests.py", *(argv if argv is not None
                                                                    else sys.argv[1:])]),
-              "reports": args.reports, "rounding": ACCURACY_ROUNDING,
+              "date": time.strftime("%Y-%m-%d"), "reports": args.reports, "rounding": ACCURACY_ROUNDING,
               "tests": with_holm(tests)}
     print("\n".join(tests_table(report)), flush=True)
     write_json(args.json, report)
