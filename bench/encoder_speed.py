@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from bench.accumulation import random_tree_spans, seconds
-from bench.report import load_average, machine, write_json
+from bench.report import load_average, machine, markdown_table, write_json
 
 from fairseq import options
 from fairseq.data import Dictionary
@@ -177,6 +177,18 @@ def plot(rows: list, models: list, batches: list, path: str):
     figure.savefig(path, dpi=100)
 
 
+def speed_table(report: dict) -> list[str]:
+    """Milliseconds per training step, a row per batch size and length (with the batch's mean
+    tree height), a column per model."""
+    rows, models = {}, list(dict.fromkeys(r["model"] for r in report["results"]))
+    for r in report["results"]:
+        row = rows.setdefault((r["batch"], r["n"]), {"height": r["mean_height"]})
+        row[r["model"]] = f"{r['ms']:.2f}"
+    return markdown_table(["batch", "n", "height", *models], [
+        [batch, n, f"{row['height']:.1f}", *(row.get(m, "") for m in models)]
+        for (batch, n), row in sorted(rows.items())])
+
+
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lengths", type=int, nargs="+", default=[8, 16, 32, 64, 128, 256],
@@ -219,6 +231,7 @@ def main(argv=None) -> dict:
         "date": time.strftime("%Y-%m-%d"),
         "results": rows,
     }
+    print("\n".join(speed_table(report)), flush=True)
     if args.json:
         write_json(args.json, report)
     if args.plot:

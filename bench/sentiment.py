@@ -88,16 +88,131 @@ def summary(runs: list[dict]) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict]) -> list[str]:
-    cell = lambda mean, sd: f"{mean:.2f} ± {sd:.2f}" if sd is not None else f"{mean:.2f}"
-    lines = [f"{'task':<14} {'model':<32} {'params':>9} {'updates':>7} {'test acc':>14} "
-             f"{'valid acc':>14} {'vs first':>8} {'train s':>7}"]
-    for row in rows:
-        lines.append(f"{row['task']:<14} {row['model']:<32} {row['parameters']:>9,} "
-                     f"{row['updates']:>7} {cell(row['test_mean'], row['test_sd']):>14} "
-                     f"{cell(row['valid_mean'], row['valid_sd']):>14} "
-                     f"{row['test_vs_first']:>+8.2f} {row['train_seconds_mean']:>7.0f}")
-    return lines
+# Accuracies are stored as fairseq-validate logs them, to 0.1 (percent): a paired test of them
+# treats differences that agree to within twice that as the same difference (bench/report.py).
+ACCURACY_ROUNDING = 0.1
+TASK_NAMES = {"rt-snippets-5": "5 classes", "rt-snippets-2": "2 classes"}
+# The models in the tables of bench/RESULTS.md, in their order there.
+NAMES = {"tree_classifier": "tree_classifier_tiny",
+         "tree_classifier-no-hier-embed": "tree_classifier -HierEmb",
+         "tree_classifier-no-subtree-mask": "tree_classifier -SubMask",
+         "recursive_tree_attention_classifier": "Recursive Tree Attention",
+         "recursive_multibranch_classifier": "CTT",
+         "recursive_multibranch_classifier-dependency": "DTT",
+         "roberta": "roberta (leaves)"}
+# Each paper's ablations (seed 1 runs of bench/results/sentiment-recursive-ablations.json) beside
+# the full model, and the paper's own figures for them (typed from its tables; in no JSON).
+ABLATIONS = [
+    ("recursive_multibranch_classifier", "multi-branch CTT (positional encoding off, multi-branch)",
+     "SST-2 86.66"),
+    ("recursive_multibranch_classifier-positional-encoding", "- positional encoding on", "83.96"),
+    ("recursive_multibranch_classifier-single-head", "- single-head attention", "84.58"),
+    ("recursive_multibranch_classifier-multi-head", "- multi-head attention (6 heads)", "83.74"),
+    ("recursive_tree_attention_classifier", "Recursive Tree Attention", "SST-5 48.7 / SST-2 89.1"),
+    ("recursive_tree_attention_classifier-plain-attention", "- plain attention", "36.7 / 80.2"),
+    ("recursive_tree_attention_classifier-no-node-positions", "- no node positions",
+     "47.7 / 87.5"),
+    ("recursive_tree_attention_classifier-no-label-embeddings", "- no label embeddings",
+     "46.0 / 87.1"),
+]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_runs(paths: str) -> list[dict]:
+    """The runs of the reports ``paths`` (joined by +, from the repository root)."""
+    return [run for path in paths.split("+") if path
+            for run in json.loads((ROOT / path).read_text(encoding="utf-8"))["runs"]]
+
+
+def by_task_and_model(runs: list[dict]) -> dict:
+    """(task, model) -> its runs in seed order; tasks in the order of TASKS, then as found."""
+    found = {}
+    for run in sorted(runs, key=lambda r: (TASKS.index(r["task"]) if r["task"] in TASKS
+                                           else len(TASKS), r["seed"])):
+        found.setdefault((run["task"], run["model"]), []).append(run)
+    return found
+
+
+def accuracy_cell(runs: list[dict], key: str = "test_accuracy") -> str:
+    """Mean ± sample sd over the runs (the mean alone for one run)."""
+    mean, sd = mean_sd([r[key] for r in runs])
+    return f"{mean:.2f} ± {sd:.2f}" if sd is not None else f"{mean:.2f}"
+
+
+def seeds_cell(runs: list[dict], key: str = "test_accuracy") -> str:
+    return ", ".join(f"{r[key]:,.1f}" if isinstance(r[key], float) else f"{r[key]:,}"
+                     for r in runs)
+
+
+def seeds_header(runs: list[dict]) -> str:
+    return "(" + ", ".join(str(s) for s in sorted({r["seed"] for r in runs})) + ")"
+
+
+def results_table(report: dict, others: str = "", models: str = "") -> list[str]:
+    """Per task and model: parameters, test and valid accuracy (mean ± sd over the seeds) and
+    each seed's test accuracy, of the report's runs and those of the reports ``others``
+    (joined by +); ``models`` (joined by commas) picks and orders the models."""
+    runs = report["runs"] + load_runs(others)
+    found = by_task_and_model(runs)
+    order = models.split(",") if models else list(dict.fromkeys(r["model"] for r in runs))
+    tasks = dict.fromkeys(task for task, _ in found)
+    rows = [[TASK_NAMES.get(task, task), NAMES.get(model, model),
+             f"{found[task, model][0]['parameters']:,}", accuracy_cell(found[task, model]),
+             accuracy_cell(found[task, model], "valid_accuracy"), seeds_cell(found[task, model])]
+            for task in tasks for model in order if (task, model) in found]
+    return markdown_table(["task", "model", "parameters", "test", "valid",
+                           f"test by seed {seeds_header(runs)}"], rows)
+
+
+def trees_table(report: dict, link_grammar: str = "") -> list[str]:
+    """The runs on spaCy's trees (``report``) beside the same models' on link-grammar's (the
+    reports ``link_grammar``, joined by +): test accuracy, its seeds', valid accuracy."""
+    spacy, other = by_task_and_model(report["runs"]), by_task_and_model(load_runs(link_grammar))
+    trees = {"recursive_multibranch_classifier-dependency": ("spaCy dependencies", ""),
+             "roberta": ("none (the spaCy run)", "none (the link-grammar run)")}
+    rows = []
+    for task in dict.fromkeys(task for task, _ in spacy):
+        for model in [m for m in NAMES if (task, m) in spacy]:
+            names = trees.get(model, ("spaCy", "link-grammar"))
+            for found, where in ((spacy, names[0]), (other, names[1])):
+                if (task, model) in found:
+                    runs = found[task, model]
+                    rows.append([TASK_NAMES.get(task, task), NAMES[model], where,
+                                 accuracy_cell(runs), seeds_cell(runs),
+                                 accuracy_cell(runs, "valid_accuracy")])
+    return markdown_table(["task", "model", "trees", "test",
+                           f"test by seed {seeds_header(report['runs'])}", "valid"], rows)
+
+
+def patience_table(report: dict, standard: str = "") -> list[str]:
+    """The early-stopping runs (``report``): where each seed's best validation came and where it
+    stopped, test accuracy (mean ± sd, each seed's) and valid accuracy, beside the test accuracy
+    of the same models at the standard budget (the reports ``standard``, joined by +)."""
+    mine, other = by_task_and_model(report["runs"]), by_task_and_model(load_runs(standard))
+    rows = [[TASK_NAMES.get(task, task), NAMES[model],
+             seeds_cell(mine[task, model], "best_valid_update"),
+             seeds_cell(mine[task, model], "updates"), accuracy_cell(mine[task, model]),
+             seeds_cell(mine[task, model]),
+             accuracy_cell(other[task, model]) if (task, model) in other else "",
+             accuracy_cell(mine[task, model], "valid_accuracy")]
+            for task in dict.fromkeys(task for task, _ in mine)
+            for model in NAMES if (task, model) in mine]
+    seeds = seeds_header(report["runs"])
+    return markdown_table(["task", "model", f"best valid at update {seeds}", "stopped at",
+                           "test, early stopping", "by seed", "test, 2,000 updates",
+                           "valid, early stopping"], rows)
+
+
+def ablations_table(report: dict, full: str = "", seed: int = 1) -> list[str]:
+    """Each paper's ablations (``report``, one seed) under its full model (from the reports
+    ``full``, joined by +): test accuracy on both tasks, and the paper's figures."""
+    found = by_task_and_model([r for r in report["runs"] + load_runs(full) if r["seed"] == seed])
+    tasks = list(dict.fromkeys(task for task, _ in found))
+    rows = [[name, *(f"{found[task, model][0]['test_accuracy']:.1f}" if (task, model) in found
+                     else "" for task in tasks), paper]
+            for model, name, paper in ABLATIONS]
+    return markdown_table([f"model (seed {seed})", *(TASK_NAMES.get(t, t) for t in tasks),
+                           "the paper (its tables)"], rows)
 
 
 def stopping_cell(run: dict) -> str:
@@ -186,7 +301,7 @@ def main(argv=None) -> dict:
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "settings": vars(args),
               "wall_seconds": round(time.time() - started), "summary": rows, "runs": runs}
-    return end_report(report, table(rows), args.json)
+    return end_report(report, results_table(report), args.json)
 
 
 if __name__ == "__main__":

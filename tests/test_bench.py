@@ -278,7 +278,34 @@ def test_sentiment_summary_is_mean_and_sample_sd():
     tree, base = sentiment.summary(runs)
     assert (tree["test_mean"], tree["test_sd"], tree["valid_mean"]) == (52.0, 8 ** 0.5, 51.0)
     assert (base["test_mean"], base["test_vs_first"], base["seeds"]) == (40.5, -11.5, [1, 2])
-    assert sentiment.table([tree, base])[1].split()[4:7] == ["52.00", "±", "2.83"]
+    lines = sentiment.results_table({"runs": runs})
+    assert lines[0] == "| task | model | parameters | test | valid | test by seed (1, 2) |"
+    assert lines[2] == "| t | tree | 10 | 52.00 ± 2.83 | 51.00 ± 2.83 | 50.0, 54.0 |"
+
+
+def test_sentiment_tests_leave_a_difference_without_spread_out_of_holm(tmp_path):
+    """bench/sentiment_tests.py: report.paired_t_test at the 0.1 the accuracies are stored to;
+    a difference the same on every seed to that rounding has no p, no Holm p, and the table
+    says why; the others' Holm p is over the tests that have a p."""
+    from bench import sentiment_tests
+
+    def run(model, seed, accuracy):
+        return {"task": "rt-snippets-2", "model": model, "seed": seed, "test_accuracy": accuracy}
+
+    runs = [run("a", 1, 70.0), run("a", 2, 72.0), run("a", 3, 71.0),
+            run("b", 1, 71.4), run("b", 2, 73.6), run("b", 3, 72.4),  # +1.4, +1.6, +1.4
+            run("c", 1, 75.0), run("c", 2, 72.5), run("c", 3, 74.0)]
+    (tmp_path / "r.json").write_text(json.dumps({"runs": runs}))
+    report = sentiment_tests.main(["--reports", f"x={tmp_path / 'r.json'}", "--pairs", "x:a,x:b",
+                                   "x:a,x:c", "--json", str(tmp_path / "t.json")])
+    untested, tested = report["tests"]
+    assert untested["p_value"] is None and untested["holm_p_value"] is None
+    assert untested["mean_difference"] == pytest.approx(1.4667, abs=1e-4)
+    assert tested["p_value"] is not None and tested["holm_p_value"] == tested["p_value"]
+    table = sentiment_tests.tests_table(report)
+    assert table[0].endswith("| Holm p (over 1) |")
+    assert "none (the same on every seed to the 0.1" in table[2]
+    assert "(not in the family)" in table[2]
 
 
 def test_sentiment_report_is_titled_by_the_tasks_it_ran():
@@ -474,7 +501,10 @@ def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
                          for n in (3, 9) for batch in (1, 3)}
     assert all(row["ms"] > 0 and row["parameters"] > 0 for row in rows.values())
     assert (tmp_path / "speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(capsys.readouterr().out.splitlines()) == 1 + len(rows)
+    printed = capsys.readouterr().out.splitlines()
+    table = encoder_speed.speed_table(report)  # a line a measurement, then the table
+    assert printed[1 + len(rows):] == table and len(table) == 2 + 4
+    assert table[2].startswith("| 1 | 3 | ")
 
 
 def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
