@@ -40,7 +40,7 @@ import warnings
 import torch
 
 from bench.dense_reference import dense_accumulation
-from bench.report import load_average, machine, write_json
+from bench.report import load_average, machine, markdown_table, write_json
 
 from fairseq.models.transformer import TransformerConfig
 from fairseq.modules import MultiheadAttention
@@ -252,6 +252,41 @@ def table_line(cells: list) -> str:
     return "  ".join(f"{cell:>{max(len(label), 5)}}" for cell, label in zip(cells, table_labels()))
 
 
+def measured(row, name: str) -> list:
+    """A method's ms (2 decimals) and peak MB (1 decimal), "-" twice where it was not run."""
+    cells = row[name]
+    return [f"{cells['ms']:.2f}", f"{cells['peak_mb']:.1f}"] if cells else ["-", "-"]
+
+
+def accumulation_table(report) -> list:
+    """RESULTS' table of the accumulation alone: ours (plan included), ours per layer (plan
+    shared) and the dense S reference, ms and MB at each n."""
+    header = ["n", "m", "ours ms", "ours MB", "ours/layer ms", "ours/layer MB", "dense S ms",
+              "dense S MB"]
+    return markdown_table(header, [[row["n"], row["m"], *measured(row, "ours"),
+                                    *measured(row, "ours/layer"), *measured(row, "dense")]
+                                   for row in report["results"]])
+
+
+def layers_table(report) -> list:
+    """RESULTS' table of attention and encoder layers: fairseq's against the tree's over the same
+    n + m tokens, ms and MB, and the ratios tree/plain."""
+    header = ["n", "m", "MHA ms", "MHA MB", "tree-attn ms", "tree-attn MB", "time x", "memory x",
+              "tree-attn/layer ms", "tree-attn/layer MB", "time x", "memory x", "layer ms",
+              "layer MB", "tree-layer ms", "tree-layer MB", "time x", "memory x"]
+    rows = []
+    for row in report["results"]:
+        ratios = row["tree/plain"]
+        cells = [row["n"], row["m"], *measured(row, "mha")]
+        for name, ratio in (("tree-attn", "attention"), ("tree-attn/layer", "attention/layer")):
+            cells += measured(row, name) + [f"{ratios[ratio]['ms']:.2f}",
+                                            f"{ratios[ratio]['peak_mb']:.2f}"]
+        cells += measured(row, "layer") + measured(row, "tree-layer") + [
+            f"{ratios['encoder-layer']['ms']:.2f}", f"{ratios['encoder-layer']['peak_mb']:.2f}"]
+        rows.append(cells)
+    return markdown_table(header, rows)
+
+
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64, 128, 256], metavar="N")
@@ -267,6 +302,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    parser.add_argument("--markdown", action="store_true",
+                        help="at the end, print the two tables as bench/RESULTS.md shows them")
     return parser
 
 
@@ -280,11 +317,13 @@ def main(argv=None):
         print(table_line(table_cells(results[-1])), flush=True)
     report = {
         "benchmark": "hierarchical accumulation, attention and encoder layers, forward + backward",
-        "settings": {k: v for k, v in vars(args).items() if k != "json"},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("json", "markdown")},
         "machine": {**where, "load_average_after": load_average()},
         "date": time.strftime("%Y-%m-%d"),
         "results": results,
     }
+    if args.markdown:
+        print("\n".join(accumulation_table(report) + [""] + layers_table(report)), flush=True)
     if args.json:
         write_json(args.json, report)
     return report

@@ -41,7 +41,7 @@ from fairseq import checkpoint_utils, options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from bench.accumulation import seconds
-from bench.report import load_average, machine, write_json
+from bench.report import load_average, machine, markdown_table, write_json
 
 import fairseq_tree  # noqa: F401  (registers the plugin)
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
@@ -307,6 +307,30 @@ def table_lines(row) -> list:
     return lines
 
 
+def generation_table(report) -> list:
+    """RESULTS' table: each batch size's two models, then their ratio tree2seq / transformer of
+    the generation and encoder times (a cross-attention column where the report measured it)."""
+    cross = all("cross_attention_ms" in row[name] for row in report["results"] for name in MODELS)
+    header = ["batch", "model", "sentences/s", "ms/sentence", "generate ms", "encoder ms",
+              "encoder share", *(["cross-attn ms"] if cross else []), "steps/batch", "hyp len",
+              "keys/batch/layer"]
+    rows = []
+    for row in report["results"]:
+        for name in MODELS:
+            r = row[name]
+            rows.append([row["batch_size"], name, f"{r['sentences_per_s']:.2f}",
+                         f"{r['ms_per_sentence']:.1f}", f"{r['generate_ms']:.0f}",
+                         f"{r['encoder_ms']:.1f}", f"{100 * r['encoder_share']:.1f}%",
+                         *([f"{r['cross_attention_ms']:.1f}"] if cross else []),
+                         f"{r['steps_per_batch']:g}", ",".join(map(str, r["hypothesis_lengths"])),
+                         f"{r['encoder_keys_per_batch_and_layer']:g}"])
+        ratio = row["tree2seq/transformer"]
+        rows.append([row["batch_size"], "tree2seq/transformer", "", "",
+                     f"{ratio['generate_ms']:.3f}x", f"{ratio['encoder_ms']:.3f}x", "",
+                     *([f"{ratio['cross_attention_ms']:.3f}x"] if cross else []), "", "", ""])
+    return markdown_table(header, rows)
+
+
 def preamble(report) -> list:
     """What was compared, printed above the table."""
     plain, tree = report["models"]["transformer"], report["models"]["tree2seq"]
@@ -369,6 +393,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1, help="of the random weights")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--json", metavar="FILE", help="also write the results here")
+    parser.add_argument("--markdown", action="store_true",
+                        help="at the end, print the table as bench/RESULTS.md shows it")
     return parser
 
 
@@ -383,7 +409,7 @@ def run(args, data: str) -> dict:
     report = {
         "benchmark": "beam-search generation, tree2seq vs transformer, "
                      + ("forced output length" if args.length else "trained models"),
-        "settings": {k: v for k, v in vars(args).items() if k != "json"},
+        "settings": {k: v for k, v in vars(args).items() if k not in ("json", "markdown")},
         "data": args.data or f"{BIBLE.relative_to(BIBLE.parents[2])} (BPE {args.bpe_symbols})",
         "sentences": len(setups["tree2seq"].task.dataset("test")),
         "source": split_sizes(setups["tree2seq"]),
@@ -404,6 +430,8 @@ def main(argv=None):
     args = get_parser().parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
         report = run(args, args.data or build_data_bin(work, args.bpe_symbols))
+    if args.markdown:
+        print("\n".join(generation_table(report)), flush=True)
     if args.json:
         write_json(args.json, report)
     return report

@@ -11,7 +11,7 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers tree2seq)
-from bench.report import write_json
+from bench.report import markdown_table, write_json
 
 PAIRS = [
     ("tree2seq_iwslt_de_en", "transformer_iwslt_de_en"),
@@ -33,6 +33,16 @@ def count_parameters(arch: str, dictionary: Dictionary) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def parameters_table(report) -> list:
+    """The table printed and shown in bench/RESULTS.md: each pair's counts, the parameters the
+    tree adds and their share of the Transformer's."""
+    return markdown_table(
+        ["tree2seq", "parameters", "transformer", "added", "overhead"],
+        [[row["tree2seq"], f"{row['tree2seq_parameters']:,}", f"{row['transformer_parameters']:,}",
+          f"{row['tree2seq_parameters'] - row['transformer_parameters']:,}",
+          f"{row['overhead_percent']:.3f}%"] for row in report["results"]])
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocabulary", type=int, default=32000, help="joined dictionary size")
@@ -42,17 +52,16 @@ def main(argv=None):
     for i in range(args.vocabulary - len(dictionary)):
         dictionary.add_symbol(f"w{i}")
     rows = []
-    print(f"{'tree2seq':<32} {'parameters':>12} {'transformer':>12} {'added':>9} {'overhead':>9}")
     for tree_arch, transformer_arch in PAIRS:
         tree = count_parameters(tree_arch, dictionary)
         plain = count_parameters(transformer_arch, dictionary)
         rows.append({"tree2seq": tree_arch, "transformer": transformer_arch,
                      "tree2seq_parameters": tree, "transformer_parameters": plain,
                      "overhead_percent": 100 * (tree - plain) / plain})
-        overhead = rows[-1]["overhead_percent"]
-        print(f"{tree_arch:<32} {tree:>12,} {plain:>12,} {tree - plain:>9,} {overhead:>8.3f}%")
+    report = {"vocabulary": len(dictionary), "results": rows}
+    print("\n".join(parameters_table(report)))
     if args.json:
-        write_json(args.json, {"vocabulary": len(dictionary), "results": rows})
+        write_json(args.json, report)
     return rows
 
 

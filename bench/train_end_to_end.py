@@ -59,7 +59,7 @@ from pathlib import Path
 import torch
 
 from bench.generation import data_bin_parser
-from bench.report import end_report, load_average, machine
+from bench.report import end_report, load_average, machine, markdown_table
 from bench.measured_train import ENDS, PEAK
 from bench.training import MODELS, build_setup, collate, run_benchmark, update_flops
 
@@ -414,6 +414,89 @@ def excesses(ms: dict, floor: float) -> list:
         rows.append({"name": name, MODELS[0]: round(t_ms, 3), MODELS[1]: round(p_ms, 3),
                      "excess_ms": round(t_ms - floor * p_ms, 3)})
     return sorted(rows, key=lambda r: -abs(r["excess_ms"]))
+
+
+def other_reports(others: str | None) -> list[dict]:
+    """The reports at ``others``, comma-separated paths from the repository root."""
+    root = Path(__file__).resolve().parents[1]
+    return [json.loads((root / path).read_text(encoding="utf-8"))
+            for path in (others.split(",") if others else [])]
+
+
+def run_ms(report: dict, name: str) -> str:
+    """A model's ms per update of every run, " / " between them."""
+    return " / ".join(f"{1000 * run['seconds_per_update']:.1f}" for run in report["runs"][name])
+
+
+def code_table(report: dict, others: str | None = None) -> list:
+    """RESULTS' table of the code measured (``code`` of each report; this one, then those at
+    ``others``): each model's runs, the time ratio of the medians, the floor, ratio / floor."""
+    rows = []
+    for each in [report] + other_reports(others):
+        rows.append([each.get("code", each["date"]), run_ms(each, MODELS[0]),
+                     run_ms(each, MODELS[1]), f"{each['ratio']['wall']:.3f}x",
+                     f"{each['floor']['ratio']:.3f}x", f"{each['ratio / floor']:.3f}x"])
+    return markdown_table(["code", "tree2seq ms (runs)", "Transformer ms (runs)", "ratio", "floor",
+                           "ratio / floor"], rows)
+
+
+def runs_table(report: dict) -> list:
+    """Each run's ms per update, both models, their ratio; the medians on fairseq's ``wall``
+    clock and on its ``train_wall`` (the time inside the train steps)."""
+    tree, plain = (report["runs"][name] for name in MODELS)
+    rows = [[f"run {i + 1}", f"{1000 * t['seconds_per_update']:.1f}",
+             f"{1000 * p['seconds_per_update']:.1f}",
+             f"{t['seconds_per_update'] / p['seconds_per_update']:.3f}x"]
+            for i, (t, p) in enumerate(zip(tree, plain))]
+    for label, key, clock in (("median", "seconds_per_update", "wall"),
+                              ("`train_wall`, median", "train_wall_per_update", "train_wall")):
+        rows.append([label, *(f"{1000 * report['median'][name][key]:.1f}" for name in MODELS),
+                     f"{report['ratio'][clock]:.3f}x"])
+    return markdown_table(["", "tree2seq ms/update", "Transformer ms/update", "ratio"], rows)
+
+
+def token_matched_table(report: dict) -> list:
+    """The three models of a ``--token-matched`` report: each run's ms per update, the median,
+    the matrix-product GFLOP of the batches (where the floor was counted), and tree2seq's time
+    and FLOPs over each model's."""
+    names = {MODELS[0]: "tree2seq", MODELS[1]: "Transformer",
+             TOKEN_MATCHED: "Transformer on N + M tokens"}
+    floor = report.get("floor")
+    tree_s = report["median"][MODELS[0]]["seconds_per_update"]
+    rows = []
+    for name, label in names.items():
+        seconds = report["median"][name]["seconds_per_update"]
+        row = [label, run_ms(report, name), f"{1000 * seconds:.1f}"]
+        if floor:
+            row.append(f"{floor['gflop'][name]:,.1f}")
+        row.append("" if name == MODELS[0] else f"{tree_s / seconds:.3f}x")
+        if floor:
+            row.append("" if name == MODELS[0] else
+                       f"{floor['gflop'][MODELS[0]] / floor['gflop'][name]:.3f}x")
+        rows.append(row)
+    gflop = f"matrix-product GFLOP, updates {report['settings']['warmup']}-" \
+            f"{report['settings']['updates']}"
+    header = ["model", "ms/update, runs", "median", *([gflop] if floor else []),
+              "tree2seq's time over it", *(["tree2seq's FLOPs over it"] if floor else [])]
+    return markdown_table(header, rows)
+
+
+def sources_table(report: dict, others: str | None = None) -> list:
+    """One run a model on each tree source (``source`` of each report; this one, then those at
+    ``others``): the source's nodes per word and per BPE piece and its flat trees (``trees``,
+    where the report holds them), each model's ms per update, the ratio, floor, ratio / floor."""
+    rows = []
+    for each in [report] + other_reports(others):
+        trees = each.get("trees")
+        rows.append([each["source"],
+                     *([f"{trees['nodes_per_word']:.3f}", f"{trees['nodes_per_bpe_piece']:.3f}",
+                        f"{trees['flat_trees']:,}"] if trees else ["", "", ""]),
+                     *(f"{1000 * each['median'][name]['seconds_per_update']:.1f}" for name in MODELS),
+                     f"{each['ratio']['wall']:.3f}x", f"{each['floor']['ratio']:.3f}x",
+                     f"{each['ratio / floor']:.3f}x"])
+    return markdown_table(["source trees", "nodes / word", "nodes / BPE piece", "flat trees",
+                           "tree2seq ms", "Transformer ms", "ratio", "floor", "ratio / floor"],
+                          rows)
 
 
 def printed(report: dict) -> list:

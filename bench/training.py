@@ -33,6 +33,7 @@ and the ratios tree2seq / transformer: the FLOP ratio is the arithmetic floor of
 import argparse
 import contextlib
 import dataclasses
+import json
 import shlex
 import statistics
 import tempfile
@@ -49,7 +50,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from bench.accumulation import cuda_peak_kept, peak_bytes
 from bench.generation import build_data_bin, data_bin_parser
-from bench.report import end_report, load_average, machine
+from bench.report import end_report, load_average, machine, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 from configs.runner.config import load_experiment
@@ -264,6 +265,39 @@ def printed(report) -> list:
                  f"ratio of side-by-side updates {x['median_pair_ratio']:.3f}x "
                  f"({report['settings']['clock']} clock)")
     return lines
+
+
+def updates_table(report) -> list:
+    """RESULTS' table of a run: each model's ms per update, the ratio of the medians and the
+    median ratio of side-by-side updates, peak MB, GFLOP, the floor and time / floor."""
+    result, settings = report["results"], report["settings"]
+    tree, plain, x = result[MODELS[0]], result[MODELS[1]], result["tree2seq/transformer"]
+    config = settings["config"] + (f" ({' vs '.join(settings['archs'])})" if settings["archs"]
+                                   else "")
+    return markdown_table(
+        ["config", "tree2seq ms", "Transformer ms", "ratio", "side-by-side ratio",
+         "peak MB tree / plain", "GFLOP tree / plain", "floor (FLOP ratio)", "time / floor"],
+        [[config, f"{tree['ms_per_update']:.1f}", f"{plain['ms_per_update']:.1f}",
+          f"{x['ms_per_update']:.3f}x", f"{x['median_pair_ratio']:.3f}x",
+          f"{tree['peak_mb']:.1f} / {plain['peak_mb']:.1f} = {x['peak_mb']:.3f}x",
+          f"{tree['gflop']['total']:.1f} / {plain['gflop']['total']:.1f}",
+          f"{x['flops (floor)']:.3f}x", f"{x['time / floor']:.3f}"]])
+
+
+def one_process_table(report, own: str) -> list:
+    """The report's ``one_process_check``: each model's ms per update with both models in one
+    process, against its median in its own fairseq-train process (the report at ``own``, a path
+    from the repository root, of bench/train_end_to_end.py)."""
+    check = report["one_process_check"]["ms_per_update"]
+    alone = json.loads((Path(__file__).resolve().parents[1] / own).read_text(encoding="utf-8"))
+    rows = []
+    for name, label in zip(MODELS, ("tree2seq", "Transformer")):
+        own_ms = 1000 * alone["median"][name]["seconds_per_update"]
+        rows.append([label, " / ".join(f"{ms:.1f}" for ms in check[name]), f"{own_ms:.1f}",
+                     f"{min(check[name]) / own_ms:.3f}-{max(check[name]) / own_ms:.3f}x"])
+    return markdown_table(["model", "one process, ms/update (3 passes)",
+                           "own fairseq-train process, median ms/update", "one process / own"],
+                          rows)
 
 
 def config_parser(description: str) -> argparse.ArgumentParser:

@@ -51,6 +51,18 @@ def test_accumulation_benchmark_reports_every_method(tmp_path, capsys):
     assert printed[0].split()[:2] == ["n", "m"] and len(printed) == 3
     # cells: n, m, ms and MB of ours, ours/layer, dense, ...: no dense cells at n = 12
     assert printed[1].split()[6:8] != ["-", "-"] and printed[2].split()[6:8] == ["-", "-"]
+    # --markdown prints RESULTS' two tables, written by the functions bench/tables.py calls
+    accumulation.main(["--sizes", "6", "--batch", "2", "--dim", "16", "--heads", "2", "--ffn", "32",
+                       "--rows", "8", "--repeats", "1", "--device", "cpu", "--dense-max-n", "0",
+                       "--markdown", "--json", str(tmp_path / "small.json")])
+    small = json.loads((tmp_path / "small.json").read_text())
+    assert "markdown" not in small["settings"]
+    out = capsys.readouterr().out
+    markdown = out[out.index("| n | m |"):].rstrip("\n").split("\n")
+    assert markdown == (accumulation.accumulation_table(small) + [""]
+                        + accumulation.layers_table(small))
+    cells = [cell.strip() for cell in markdown[2].strip("|").split("|")]
+    assert cells[6:8] == ["-", "-"]  # no dense S at n = 6 > --dense-max-n
 
 
 TINY_TRANSFORMER = ("--share-all-embeddings --encoder-embed-dim 64 --encoder-ffn-embed-dim 128 "
@@ -227,9 +239,11 @@ def test_operator_account_of_one_update_at_the_iwslt_size(tmp_path):
     assert half["in_half"]["tree_specific"] > 0  # the tree path does run in half
 
 
-def test_parameter_report_matches_the_models(tmp_path):
+def test_parameter_report_matches_the_models(tmp_path, capsys):
     rows = parameters.main(["--vocabulary", "1000", "--json", str(tmp_path / "p.json")])
     assert [r["tree2seq"] for r in rows] == [pair[0] for pair in parameters.PAIRS]
+    table = parameters.parameters_table(json.loads((tmp_path / "p.json").read_text()))
+    assert capsys.readouterr().out.splitlines() == table and len(table) == 2 + len(rows)
     for row in rows:
         assert 0 < row["tree2seq_parameters"] - row["transformer_parameters"] < 200_000
 
