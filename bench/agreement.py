@@ -298,14 +298,12 @@ def holm_tests(report: dict, skip=()) -> dict:
 
 
 def attractor_table(report: dict, split: str = "test", references: bool = True,
-                    skip_attractors: list | None = None, holm_family: bool = True) -> list[str]:
+                    holm_family: bool = True) -> list[str]:
     """bench/RESULTS.md's tables of a report's ``split``: each model's mean ± sd over its seeds
     for every row with examples (the header gives the counts), the two references without
     training (``references``), then each model's seed-level paired difference from the report's
-    baseline with its p and Holm's adjusted p over every test of the report (all its splits;
-    the columns of ``skip_attractors`` (bins: "4+") are left out of the family and of the
-    second table, as ``bench.report --skip-column`` leaves them out)."""
-    skip = [f"attractors {bin}" for bin in skip_attractors or []]
+    baseline with its p and Holm's adjusted p over every test of the report that has a p-value
+    (all its splits: ``bench.report --holm``'s family)."""
     summary = report["summary"][split]
     baseline = command_option(report, "--baseline")
     models = sorted(summary, key=model_rank)
@@ -328,8 +326,8 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
     tested = [model for model in models if any(key in summary[model][row] for row in rows)]
     if not tested:
         return lines
-    adjusted = holm_tests(report, skip) if holm_family else {}
-    columns = [row for row in rows if row not in skip]
+    adjusted = holm_tests(report) if holm_family else {}
+    columns = rows
     def cell(model, row):
         test = summary[model][row].get(key)
         if test is None:

@@ -2,7 +2,7 @@
 JSON, reading it back to resume a run, and the seed-level paired t-test of the results tables.
 
     python -m bench.report bench/results/induced-translation.json bench/results/bible-seeds.json
-    python -m bench.report --holm --skip-column "attractors 4+" bench/results/agreement-spacy-test.json
+    python -m bench.report --holm bench/results/agreement-spacy-test.json
 
 prints that test for every system of a results JSON against its baseline (the induced-tree
 tree2seq of each direction, the first model of a seed benchmark, or, in bench/agreement.py's
