@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# What a device call of bench/gpu_figures.sh carries, made here: .whl/ (the wheels that
-# bench/device_setup.sh installs there without the network) and .devdata/ (the quickstart's
-# data-bin). Both are ignored by git; name them in the call's carry (64 MiB in all).
+# What a call of bench/device.sh carries, made here: .whl/ (the wheels that bench/device_setup.sh
+# installs there without the network) and .devdata/ (the quickstart's data-bin, which the figure
+# steps read), and for a job list the recipe folders its commands read (RECIPES). All are ignored
+# by git (or through .git/info/exclude); name them in the call's carry (64 MiB in all).
 #
-#   bash bench/device_carry.sh                      # then, one step a call (gpu_figures.sh):
-#   run: bash bench/device_setup.sh && DATA=$PWD/.devdata STEPS=account DEADLINE=400 \
-#        bash bench/gpu_figures.sh          carry: .whl .devdata
+#   bash bench/device_carry.sh          # then, one step a call:
+#   run: DEADLINE=400 STEPS=account bash bench/device.sh        carry: .whl .devdata
+#   RECIPES="runs/data/bible-fr-en=devdata/data/bible-fr-en runs/data-rt-spacy/rt-snippets=devdata/rt-spacy/rt-snippets" \
+#     bash bench/device_carry.sh        # then: JOBS=bench/jobs/parser-trees-gpu.tsv ... carry: .whl devdata
+#
+# RECIPES: SOURCE=DEST pairs, each a recipe's output folder copied with what a job reads at test
+# time (data-bin, and where the recipe made them recipe.json, ref/ and tok/test.*). WHEELS=0 makes
+# no wheels (a later call on the warm machine has them installed).
 #
 # The wheels: every package of this environment's `pip freeze` for CPython 3.12 on x86-64 Linux
 # (the lent machines' Python), less what a GPU image has (torch and CUDA's packages, numpy) and
@@ -18,6 +24,16 @@ cd "$root"
 py=${PYTHON:-.venv/bin/python}
 # Names compare lower-case with - for _ (pip freeze and pip list spell them either way).
 skip='^(torch|numpy|nvidia-|triton|sympy|networkx|mpmath|jinja2|markupsafe|filelock|fsspec|typing-extensions|setuptools|cython|spacy|thinc|blis|srsly|cymem|preshed|murmurhash|wasabi|weasel|catalogue|confection|spacy-|langcodes|language-data|marisa-trie|cloudpathlib|smart-open|typer|fr-core-news|en-core-web|matplotlib|contourpy|fonttools|kiwisolver|pillow|pytest|pluggy|iniconfig)'
+for pair in ${RECIPES:-}; do
+  from=${pair%%=*} to=${pair#*=}
+  [ -d "$from/data-bin" ] || { echo "device_carry: no $from/data-bin" >&2; exit 1; }
+  rm -rf "$to" && mkdir -p "$to"
+  cp -r "$from/data-bin" "$to/"
+  for extra in recipe.json ref; do [ -e "$from/$extra" ] && cp -r "$from/$extra" "$to/"; done
+  if ls "$from"/tok/test.* >/dev/null 2>&1; then mkdir -p "$to/tok" && cp "$from"/tok/test.* "$to/tok/"; fi
+  du -sh "$to"
+done
+[ "${WHEELS:-1}" = 1 ] || exit 0
 [ -d data/bible-en-fr-sample/data-bin ] || bash data-prep/prepare-bible-sample.sh
 rm -rf .devdata .whl
 mkdir -p .devdata/bible-en-fr-sample .whl

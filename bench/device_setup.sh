@@ -2,7 +2,7 @@
 # Installs fairseq-fixed, its and our runtime dependencies that the GPU machine's image lacks, and
 # fairseq_tree itself into that machine's own Python (python3, /opt/torch/.venv), without the network,
 # then checks the install in a few seconds. Run from the repo root there, in a `run` call that names
-# .whl in carry:   bash bench/device_setup.sh || exit
+# .whl in carry:   bash bench/device_setup.sh || exit   (bench/device.sh runs it first)
 # .whl/ (ignored via .git/info/exclude) holds cp312 manylinux x86_64 / py3 wheels; torch, numpy and
 # everything the image already has are not in it. fairseq_tree is installed editable from this tree,
 # so edits made after .whl/fairseq_tree-*.whl was built are used; that wheel is the fallback.

@@ -1,8 +1,10 @@
-"""The tables of issue 46 from what bench/gpu_figures.sh brought back from the GPU machine.
+"""The GPU figures' tables: from what bench/device.sh's figure steps brought back from a lent
+GPU machine, and (the functions ending in ``_table``) RESULTS' tables of the device calls made so
+far, each from its JSON (bench/tables.py calls them).
 
-    python -m bench.gpu_figures RESULTS --json bench/results/gpu-h200/summary.json
+    python -m bench.gpu_figures RESULTS --json bench/results/SUMMARY.json
 
-RESULTS holds the step reports of bench/gpu_figures.sh (``e2e-fp16-4096.json`` or, with its
+RESULTS holds the step reports of bench/device.sh (``e2e-fp16-4096.json`` or, with its
 floor counted, ``e2e-fp16-4096-floor.json``, ``e2e-fp32-4096.json``, ``sweep.json``,
 ``generation.json``, ``quickstart.json``). Printed as Markdown; the JSON holds the same figures.
 fp16's quality: each model's training loss at every log interval of the ``--fp16`` run against
@@ -15,7 +17,7 @@ import json
 import math
 from pathlib import Path
 
-from bench.report import end_report
+from bench.report import end_report, markdown_table
 
 MODELS = ("tree2seq", "transformer")
 
@@ -124,6 +126,83 @@ def lines_of(summary: dict) -> list[str]:
             f"{r['model']} {r['sacrebleu']:.2f} sacreBLEU ({r['updates']} updates, "
             f"{r['train_seconds']} s)" for r in summary["quickstart"]))
     return lines
+
+
+def calls_table(report: dict, call: str) -> list[str]:
+    """The figures of one device call of ``bench/results/gpu-calls.json`` (read from its logs, which
+    git keeps at the report's commit), a row each."""
+    commit = report["commit"][:7]
+    return markdown_table(
+        ["figure", "value", f"read from (`git show {commit}:PATH`)"],
+        [[f["what"], f["value"], ", ".join(f"`{s.strip()}`" for s in f["source"].split(","))]
+         for f in report["calls"][call]["figures"]])
+
+
+def cuda_training_table(report: dict) -> list[str]:
+    """bench/training.py's update on the GPU: times, FLOP floor, peak memory, load average."""
+    r, t, p = report["results"], report["results"]["tree2seq"], report["results"]["transformer"]
+    ratio = r["tree2seq/transformer"]
+    return markdown_table(
+        ["tree2seq ms", "Transformer ms", "ratio", "side-by-side median", "FLOP floor",
+         "time / floor", "peak MB tree2seq", "peak MB Transformer", "load average"],
+        [[f"{t['ms_per_update']:.1f}", f"{p['ms_per_update']:.1f}",
+          f"{ratio['ms_per_update']:.3f}x", f"{ratio['median_pair_ratio']:.3f}x",
+          f"{ratio['flops (floor)']:.3f}x", f"{ratio['time / floor']:.3f}",
+          f"{t['peak_mb']:.1f}", f"{p['peak_mb']:.1f}",
+          f"{report['machine']['load_average'][0]:.2f}"]])
+
+
+def cuda_accumulation_table(report: dict) -> list[str]:
+    """bench/accumulation.py on the GPU: ms and MB of ours and the dense S, ms of the attentions
+    and encoder layers."""
+    def cell(row, name, unit):
+        return "-" if not row[name] else f"{row[name][unit]:.{1 if unit == 'peak_mb' else 2}f}"
+    return markdown_table(
+        ["n", "ours ms", "ours MB", "dense S ms", "dense S MB", "MHA ms", "tree attention ms",
+         "encoder layer ms", "tree encoder layer ms"],
+        [[row["n"], cell(row, "ours", "ms"), cell(row, "ours", "peak_mb"), cell(row, "dense", "ms"),
+          cell(row, "dense", "peak_mb"), cell(row, "mha", "ms"), cell(row, "tree-attn", "ms"),
+          cell(row, "layer", "ms"), cell(row, "tree-layer", "ms")] for row in report["results"]])
+
+
+def cuda_generation_table(report: dict) -> list[str]:
+    """bench/generation.py on the GPU: sentences a second, the time ratio, the encoders."""
+    rows = []
+    for row in report["results"]:
+        tree, plain = row["tree2seq"], row["transformer"]
+        rows.append([row["batch_size"], f"{tree['sentences_per_s']:.1f}",
+                     f"{plain['sentences_per_s']:.1f}",
+                     f"{row['tree2seq/transformer']['generate_ms']:.3f}x",
+                     f"{tree['encoder_ms']:.1f}", f"{plain['encoder_ms']:.1f}",
+                     f"{100 * tree['encoder_share']:.1f}%"])
+    return markdown_table(["batch", "tree2seq sent/s", "Transformer sent/s", "ratio (time)",
+                           "encoder ms tree2seq", "encoder ms Transformer",
+                           "tree2seq's encoder share"], rows)
+
+
+def end_to_end_table(report: dict) -> list[str]:
+    """bench/train_end_to_end.py's fairseq-train runs on the GPU: a model a row."""
+    row = throughput(report)
+    lines = markdown_table(
+        ["model", "ms / update", "target tokens / s", "peak GiB", "updates timed"],
+        [[name, f"{row[name]['ms_per_update']:.1f}",
+          f"{row[name]['target_tokens_per_second']:,.0f}",
+          "-" if row[name]["peak_gib"] is None else f"{row[name]['peak_gib']:.2f}",
+          f"{row[name]['updates'][0]}-{row[name]['updates'][1]}"] for name in MODELS])
+    return lines + ["", f"tree2seq / Transformer: {row['ratio']:.3f}x an update; load average "
+                        f"{report['machine']['load_average'][0]:.2f}"]
+
+
+def sweep_table(report: dict) -> list[str]:
+    """bench/training.py --max-tokens-sweep: the largest batch tried and whether every size fit."""
+    rows = []
+    for name in MODELS:
+        largest = max(report[name]["sizes"], key=lambda s: s["max_tokens"])
+        rows.append([name, f"{largest['max_tokens']:,}", f"{largest['sentences']:,}",
+                     "yes" if report[name]["all_fit"] else "no",
+                     f"{report[name]['largest_fitting']:,}"])
+    return markdown_table(["model", "largest --max-tokens tried", "its sentences",
+                           "every size fit", "largest fitting"], rows)
 
 
 def summarize(folder: Path, tolerance: float) -> dict:

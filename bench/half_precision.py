@@ -151,6 +151,11 @@ def printed(report) -> list:
     return lines
 
 
+def fenced_table(report) -> list:
+    """RESULTS' table of ``report``: the printed one, as a code block."""
+    return ["```", *printed(report), "```"]
+
+
 def get_parser() -> argparse.ArgumentParser:
     parser = config_parser(__doc__.split("\n")[0])
     parser.add_argument("--archs", nargs=2, metavar=("TREE2SEQ", "TRANSFORMER"),

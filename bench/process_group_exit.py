@@ -1,6 +1,6 @@
-"""Do two-process runs end cleanly? (issue 47)
+"""Do two-process runs end cleanly?
 
-    python -m bench.process_group_exit --pairs 100 --json bench/results/process-group-exit.json
+    python -m bench.process_group_exit --pairs 100 --json bench/results/process-group-exit/pairs.json
     python -m bench.process_group_exit --pytest-runs 30 --logs DIR --json OUT.json
 
 ``--pairs N``: N launches of two gloo processes that do what fairseq's data-parallel training
@@ -19,12 +19,13 @@ import argparse
 import os
 import re
 import socket
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from bench.report import end_report, machine
+from bench.report import end_report, machine, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 TWO_PROCESS_TESTS = "tests/test_tree2seq_training.py"
@@ -100,6 +101,31 @@ def pytest_runs(count: int, logs: Path) -> list[dict]:
         runs.append(outcome)
         print(f"run {run}: {outcome}", flush=True)
     return runs
+
+
+PAIRS_LABELS = {"torch alone": "torch alone",
+                "fairseq_tree imported, teardown unregistered":
+                    "fairseq_tree imported, its teardown unregistered",
+                "fairseq_tree imported": "fairseq_tree imported (the teardown at exit)"}
+
+
+def pairs_table(report: dict) -> list[str]:
+    """RESULTS' table of ``--pairs``: aborted processes of each kind."""
+    return markdown_table(["processes", "aborted (-6)", "other failures"], [
+        [PAIRS_LABELS.get(name, name), f"{row['aborted']} of {row['processes']}",
+         row["other_failures"]] for name, row in report["pairs"].items()])
+
+
+def pytest_table(report: dict) -> list[str]:
+    """RESULTS' table of ``--pytest-runs``: runs clean, tests, seconds a run, load average."""
+    summary, seconds = report["pytest_summary"], sorted(r["seconds"] for r in report["pytest_runs"])
+    return markdown_table(
+        ["runs", "clean", "tests passed", "tests failed", "aborts", "seconds a run (min, median, max)",
+         "load average at the start"],
+        [[summary["runs"], summary["clean"], summary["tests_passed"], summary["tests_failed"],
+          sum(r["aborts"] for r in report["pytest_runs"]),
+          f"{seconds[0]:.0f}, {statistics.median(seconds):.0f}, {seconds[-1]:.0f}",
+          f"{report['load_average_before'][0]:.1f}"]])
 
 
 def main(argv=None):

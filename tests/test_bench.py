@@ -625,8 +625,8 @@ def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_n
     assert (copy / "train.en-fr.fr.bin").resolve() == (data_bin / "train.en-fr.fr.bin").resolve()
 
 
-def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
-    """bench/gpu_figures.sh with DRY_RUN=1: its steps at toy sizes on the CPU (the operator
+def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
+    """bench/device.sh with DRY_RUN=1: its figure steps at toy sizes on the CPU (the operator
     account, fairseq-train timed through bench/measured_train.py, the float32 runs, the half-
     precision error, the memory sweep's plumbing, the floors counted afterwards from the
     reports), then bench/gpu_figures.py's tables."""
@@ -635,7 +635,7 @@ def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
     (data / "data-bin").symlink_to(example[0] / "data-bin")
     results = tmp_path / "results"
     proc = subprocess.run(
-        ["bash", str(ROOT / "bench" / "gpu_figures.sh")], capture_output=True, text=True,
+        ["bash", str(ROOT / "bench" / "device.sh")], capture_output=True, text=True,
         env=dict(os.environ, DRY_RUN="1", DATA=str(tmp_path / "data"), RESULTS=str(results),
                  OUT=str(tmp_path / "out"), PYTHON=sys.executable, DEADLINE="1200",
                  STEPS="account e2e-4096 fp32 half sweep floors",
@@ -676,6 +676,28 @@ def test_gpu_figures_dry_run_on_the_cpu(example, tmp_path):
     assert all(q["within_tolerance"] and q["largest_relative_difference"] == 0
                for q in quality.values())
     assert "| tree2seq |" in report.stdout
+
+
+def test_device_job_list_dry_run_on_the_cpu(tmp_path):
+    """bench/device.sh with JOBS: the list runs through bench/parallel_jobs.py under the deadline,
+    res/ comes back packed without its checkpoints, each checkpoint on its own."""
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text("# a comment\nwrite\tmkdir -p $RES/keep && echo x > $RES/keep/run.best.pt "
+                    "&& echo done > $RES/done.txt\nfail\texit 3\n")
+    results, out = tmp_path / "res", tmp_path / "out"
+    proc = subprocess.run(
+        ["bash", str(ROOT / "bench" / "device.sh")], capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, DRY_RUN="1", JOBS=str(jobs), SLOTS="2", RESULTS=str(results),
+                 RES=str(results), OUT=str(out), PYTHON=sys.executable, DEADLINE="120",
+                 MIN_SECONDS="0"))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((results / "jobs.json").read_text())
+    assert {job["name"]: job["returncode"] for job in report["finished"]} == {"write": 0, "fail": 3}
+    assert (out / "keep.run.best.pt").read_text() == "x\n"
+    listing = subprocess.run(["tar", "tzf", str(out / "res.tgz")], capture_output=True,
+                             text=True).stdout.split()
+    assert "res/done.txt" in listing and "res/jobs.json" in listing
+    assert not any(name.endswith(".pt") for name in listing)
 
 
 def test_parallel_jobs_stops_its_jobs_on_sigterm(tmp_path):
