@@ -216,25 +216,6 @@ def source_trees(args) -> list[dict]:
     return counts
 
 
-def summary(rows: list[dict]) -> list[str]:
-    """sacreBLEU per system and seed, the median, and its difference from the induced trees."""
-    lines = [f"{'direction':<9} {'pair':<22} {'model':<12} {'median':>7} {'vs induced':>10}  "
-             "sacreBLEU per seed"]
-    for direction in dict.fromkeys(r["direction"] for r in rows):
-        mine = [r for r in rows if r["direction"] == direction]
-        systems = list(dict.fromkeys((r["pair"], r["model"]) for r in mine))
-        median = {s: statistics.median(r["sacrebleu"] for r in mine
-                                       if (r["pair"], r["model"]) == s) for s in systems}
-        # none yet where a session ended before them, after the base pair's runs
-        induced = [median[s] for s in systems if s[0].endswith("-induced")]
-        for system in systems:
-            scores = [r["sacrebleu"] for r in mine if (r["pair"], r["model"]) == system]
-            versus = f"{median[system] - induced[0]:>+10.2f}" if induced else " " * 10
-            lines.append(f"{direction:<9} {system[0]:<22} {system[1]:<12} {median[system]:>7.2f}"
-                         f" {versus}  " + " ".join(f"{x:.2f}" for x in scores))
-    return lines
-
-
 DIRECTION_NAMES = {"fr-en": "French -> English", "en-fr": "English -> French"}
 TREE_LABELS = {"induced": "induced (`constituent_transformer_tiny`)", "flat": "flat (`--parser flat`)",
                "link-grammar": "link-grammar"}
@@ -350,7 +331,6 @@ def main(argv=None) -> dict:
 
     for direction in args.directions:
         run_direction(direction, args, rows, finish)
-    print("\n".join(summary(rows)), flush=True)
     tests["source_trees"] = merged(previous.get("source_trees", []), source_trees(args),
                                    ("direction", "trees", "seed", "split", "leaves_are"))
     if args.keep:
@@ -358,7 +338,7 @@ def main(argv=None) -> dict:
                                            paired_bootstrap(rows, args),
                                            ("direction", "seed", "other"))
     tests["seed_t_tests"] = report_t_tests({"results": rows}) if rows else []
-    return end_report(report(), None, args.json)
+    return end_report(report(), seed_table(report()) if rows else None, args.json)
 
 
 if __name__ == "__main__":
