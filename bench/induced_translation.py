@@ -243,14 +243,15 @@ def seed_table(report: dict) -> list[str]:
                          key=lambda s: not s[0].endswith("-induced"))
         for number, (pair, model) in enumerate(systems):
             runs = {r["seed"]: r for r in mine if (r["pair"], r["model"]) == (pair, model)}
-            name = system_name(next(iter(runs.values())))
+            first = next(iter(runs.values()))
+            name = system_name(first)
             trees = name.split("-", 1)[1] if name.startswith("tree2seq-") else None
             scores = [runs[s]["sacrebleu"] for s in seeds if s in runs]
             key = (direction, f"{pair} {model}")
             test = tests.get(key)
             body.append([DIRECTION_NAMES.get(direction, direction) if number == 0 else "",
                          TREE_LABELS.get(trees, trees) if trees else "(leaves only)", model,
-                         f"{next(iter(runs.values()))['parameters']:,}",
+                         "-" if first.get("parameters") is None else f"{first['parameters']:,}",
                          *(f"{runs[s]['sacrebleu']:.2f}" if s in runs else "-" for s in seeds),
                          f"{statistics.mean(scores):.2f} ± {statistics.stdev(scores):.2f}"
                          if len(scores) > 1 else f"{scores[0]:.2f}",
