@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.report import end_report, machine
+from bench.report import end_report, machine, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 from configs.runner.fairseq_logs import parameter_counts, progress_records, runs
@@ -89,16 +89,14 @@ def run_model(pair: str, model: str, env: dict, extras: list[str],
             "test_sentences": results["sentences"], "checkpoint": results["checkpoint"]}
 
 
-def table(rows: list[dict]) -> list[str]:
-    """The printed table, plus each model's BLEU difference from the first."""
-    lines = [f"{'model':<28} {'params':>11} {'updates':>7} {'train s':>8} "
-             f"{'sacreBLEU':>9} {'tok BLEU':>8} {'vs ' + rows[0]['model']:>16}"]
-    for row in rows:
-        delta = row["sacrebleu"] - rows[0]["sacrebleu"]
-        lines.append(f"{row['model']:<28} {row['parameters']:>11,} {row['updates']:>7} "
-                     f"{row['train_seconds']:>8} {row['sacrebleu']:>9.2f} "
-                     f"{row['tokenized_bleu']:>8.2f} {delta:>+16.2f}")
-    return lines
+def results_table(report: dict) -> list[str]:
+    """The report's Markdown table (bench/RESULTS.md's and the printed one): a row a model.
+    ``train s`` is fairseq's wall clock of the run, validation included."""
+    return markdown_table(
+        ["model", "parameters", "updates", "train s", "sacreBLEU", "tokenized BLEU"],
+        [[row["model"], f"{row['parameters']:,}", f"{row['updates']:,}", f"{row['train_seconds']:,}",
+          f"{row['sacrebleu']:.2f}", f"{row['tokenized_bleu']:.2f}"]
+         for row in report["results"]])
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -131,7 +129,7 @@ def main(argv=None) -> dict:
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "fairseq_train_extras": extras,
               "results": rows}
-    return end_report(report, table(rows), args.json)
+    return end_report(report, results_table(report), args.json)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,11 @@ from bench import compare
 from bench import masked_lm
 from bench import seeds
 from bench.report import (
+    difference_cell,
     end_report,
+    holm,
     machine,
+    markdown_table,
     previous_report,
     report_t_tests,
     write_json,
@@ -213,23 +216,53 @@ def source_trees(args) -> list[dict]:
     return counts
 
 
-def summary(rows: list[dict]) -> list[str]:
-    """sacreBLEU per system and seed, the median, and its difference from the induced trees."""
-    lines = [f"{'direction':<9} {'pair':<22} {'model':<12} {'median':>7} {'vs induced':>10}  "
-             "sacreBLEU per seed"]
+DIRECTION_NAMES = {"fr-en": "French -> English", "en-fr": "English -> French"}
+TREE_LABELS = {"induced": "induced (`constituent_transformer_tiny`)", "flat": "flat (`--parser flat`)",
+               "link-grammar": "link-grammar"}
+
+
+def seed_table(report: dict) -> list[str]:
+    """The report as a Markdown table (bench/RESULTS.md's and the printed one): per direction
+    and system (the induced-tree tree2seq first), sacreBLEU by seed and mean ± sd; its
+    difference from the induced-tree tree2seq with the seed-level paired t-test
+    (bench/report.py), Holm's adjustment over the report's tests, and sacrebleu's paired
+    bootstrap p of each seed (``paired_bootstrap``)."""
+    rows = report["results"]
+    tests = report_t_tests({"results": rows})
+    tested = [t for t in tests if t["p_value"] is not None]
+    adjusted = {(t["direction"], t["system"]): p
+                for t, p in zip(tested, holm([t["p_value"] for t in tested]))}
+    tests = {(t["direction"], t["system"]): t for t in tests}
+    bootstrap = {(b["direction"], b["other"], b["seed"]): b["p_value"]
+                 for b in report.get("paired_bootstrap", [])}
+    seeds = sorted({r["seed"] for r in rows})
+    body = []
     for direction in dict.fromkeys(r["direction"] for r in rows):
         mine = [r for r in rows if r["direction"] == direction]
-        systems = list(dict.fromkeys((r["pair"], r["model"]) for r in mine))
-        median = {s: statistics.median(r["sacrebleu"] for r in mine
-                                       if (r["pair"], r["model"]) == s) for s in systems}
-        # none yet where a session ended before them, after the base pair's runs
-        induced = [median[s] for s in systems if s[0].endswith("-induced")]
-        for system in systems:
-            scores = [r["sacrebleu"] for r in mine if (r["pair"], r["model"]) == system]
-            versus = f"{median[system] - induced[0]:>+10.2f}" if induced else " " * 10
-            lines.append(f"{direction:<9} {system[0]:<22} {system[1]:<12} {median[system]:>7.2f}"
-                         f" {versus}  " + " ".join(f"{x:.2f}" for x in scores))
-    return lines
+        systems = sorted(dict.fromkeys((r["pair"], r["model"]) for r in mine),
+                         key=lambda s: not s[0].endswith("-induced"))
+        for number, (pair, model) in enumerate(systems):
+            runs = {r["seed"]: r for r in mine if (r["pair"], r["model"]) == (pair, model)}
+            first = next(iter(runs.values()))
+            name = system_name(first)
+            trees = name.split("-", 1)[1] if name.startswith("tree2seq-") else None
+            scores = [runs[s]["sacrebleu"] for s in seeds if s in runs]
+            key = (direction, f"{pair} {model}")
+            test = tests.get(key)
+            body.append([DIRECTION_NAMES.get(direction, direction) if number == 0 else "",
+                         TREE_LABELS.get(trees, trees) if trees else "(leaves only)", model,
+                         "-" if first.get("parameters") is None else f"{first['parameters']:,}",
+                         *(f"{runs[s]['sacrebleu']:.2f}" if s in runs else "-" for s in seeds),
+                         f"{statistics.mean(scores):.2f} ± {statistics.stdev(scores):.2f}"
+                         if len(scores) > 1 else f"{scores[0]:.2f}",
+                         difference_cell(test) if test else "",
+                         f"{adjusted[key]:.2g}" if key in adjusted else "",
+                         ", ".join(f"{bootstrap[(direction, name, s)]:.3f}" for s in seeds
+                                   if (direction, name, s) in bootstrap)])
+    return markdown_table(
+        ["direction", "source trees", "model", "parameters", *(f"seed {s}" for s in seeds),
+         "mean ± sd", "minus induced, seed-level t-test (p)", f"Holm p ({len(tested)} tests)",
+         "bootstrap p by seed"], body)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -299,7 +332,6 @@ def main(argv=None) -> dict:
 
     for direction in args.directions:
         run_direction(direction, args, rows, finish)
-    print("\n".join(summary(rows)), flush=True)
     tests["source_trees"] = merged(previous.get("source_trees", []), source_trees(args),
                                    ("direction", "trees", "seed", "split", "leaves_are"))
     if args.keep:
@@ -307,7 +339,7 @@ def main(argv=None) -> dict:
                                            paired_bootstrap(rows, args),
                                            ("direction", "seed", "other"))
     tests["seed_t_tests"] = report_t_tests({"results": rows}) if rows else []
-    return end_report(report(), None, args.json)
+    return end_report(report(), seed_table(report()) if rows else None, args.json)
 
 
 if __name__ == "__main__":

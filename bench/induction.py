@@ -36,7 +36,8 @@ from pathlib import Path
 
 from bench import masked_lm
 from bench import synthetic_task
-from bench.report import end_report, machine, previous_report, write_json
+from bench.report import (difference_cell, end_report, machine, markdown_table, paired_t_test,
+                          previous_report, write_json)
 
 from fairseq_tree.data.recipe import has_recipe
 from fairseq_tree.parsing.base import FLAT_LABEL
@@ -102,32 +103,71 @@ def run_corpus(name: str, make_corpus, work: Path, args, rows: list[dict], finis
         finish(row)
 
 
-def summary(rows: list[dict]) -> list[str]:
-    """The printed tables: F1 per corpus (seeds, median, baselines), perplexity per model."""
-    lines = [f"{'corpus':<10} {'trees':<16} {'sentence F1':>11} {'corpus F1':>9}  per seed"]
-    for corpus in dict.fromkeys(r["corpus"] for r in rows):
-        parsed = [r["parsing"] for r in rows if r["corpus"] == corpus and "parsing" in r]
-        f1 = [p["pred_scores"]["sentence_f1"] for p in parsed]
-        corpus_f1 = [p["pred_scores"]["corpus_f1"] for p in parsed]
-        lines.append(f"{corpus:<10} {'induced (median)':<16} {statistics.median(f1):>11.2f} "
-                     f"{statistics.median(corpus_f1):>9.2f}  "
-                     + " ".join(f"{x:.2f}" for x in f1))
-        base = parsed[0]
+CORPUS_LABELS = {"synthetic": "synthetic grammar, gold trees",
+                 "bible": "Bible sample (Acts), link-grammar trees"}
+
+
+def mean_sd(values: list[float]) -> str:
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}" if len(values) > 1 \
+        else f"{values[0]:.2f}"
+
+
+def f1_table(report: dict) -> list[str]:
+    """(a) as a Markdown table (bench/RESULTS.md's and the printed one): per corpus, the
+    induced trees' F1 over the seeds (mean ± sd, median, by seed), then the baselines."""
+    rows = report["results"]
+    body = []
+    for corpus in dict.fromkeys([*report.get("settings", {}).get("corpora", []),
+                                 *(r["corpus"] for r in rows)]):
+        mine = sorted((r for r in rows if r["corpus"] == corpus and "parsing" in r),
+                      key=lambda r: r["seed"])
+        if not mine:
+            continue
+        f1 = [r["parsing"]["pred_scores"]["sentence_f1"] for r in mine]
+        corpus_f1 = [r["parsing"]["pred_scores"]["corpus_f1"] for r in mine]
+        base = mine[0]["parsing"]
+        body.append([f"{CORPUS_LABELS.get(corpus, corpus)} ({base['sentences']:,}, "
+                     f"{base['mean_words']:.1f})",
+                     f"induced, seeds {','.join(str(r['seed']) for r in mine)} (mean ± sd; "
+                     f"median {statistics.median(f1):.2f})", mean_sd(f1), mean_sd(corpus_f1),
+                     ", ".join(f"{x:.2f}" for x in f1)])
         for key, label in (("left_branching", "left-branching"),
                            ("right_branching", "right-branching")):
-            lines.append(f"{corpus:<10} {label:<16} {base[key]['sentence_f1']:>11.2f} "
-                         f"{base[key]['corpus_f1']:>9.2f}")
-        lines.append(f"{corpus:<10} {'random (median)':<16} "
-                     f"{base['random']['sentence_f1']['median']:>11.2f} "
-                     f"{base['random']['corpus_f1']['median']:>9.2f}")
-    ppl = [r for r in rows if "masked_words" in r]
-    if ppl:
-        lines.append(f"{'model':<28} {'params':>10} {'masked-word ppl (per seed)'}")
-        for arch in dict.fromkeys(r["arch"] for r in ppl):
-            mine = [r for r in ppl if r["arch"] == arch]
-            lines.append(f"{arch:<28} {mine[0]['parameters']:>10,} "
-                         + " ".join(f"{r['masked_words']['perplexity']:.2f}" for r in mine))
-    return lines
+            body.append(["", label, f"{base[key]['sentence_f1']:.2f}",
+                         f"{base[key]['corpus_f1']:.2f}", ""])
+        body.append(["", f"random (median of {base['random_runs']})",
+                     f"{base['random']['sentence_f1']['median']:.2f}",
+                     f"{base['random']['corpus_f1']['median']:.2f}", ""])
+    return markdown_table(["corpus (test sentences, words)", "trees", "sentence F1",
+                           "corpus F1", "sentence F1 by seed"], body)
+
+
+def perplexity_table(report: dict) -> list[str]:
+    """(b) as a Markdown table: masked-word perplexity per model over the seeds, this call's
+    seconds per run, and each model's seed-level paired t-test against the first."""
+    rows = [r for r in report["results"] if "masked_words" in r]
+    archs = list(dict.fromkeys(r["arch"] for r in rows))
+    by_seed = {arch: {r["seed"]: r for r in rows if r["arch"] == arch} for arch in archs}
+    body = []
+    for arch in archs:
+        seeds = sorted(by_seed[arch])
+        perplexity = [by_seed[arch][s]["masked_words"]["perplexity"] for s in seeds]
+        shared = sorted(set(seeds) & set(by_seed[archs[0]]))
+        test = "" if arch == archs[0] else difference_cell(paired_t_test(
+            [by_seed[archs[0]][s]["masked_words"]["perplexity"] for s in shared],
+            [by_seed[arch][s]["masked_words"]["perplexity"] for s in shared]))
+        body.append([arch, f"{by_seed[arch][seeds[0]]['parameters']:,}", mean_sd(perplexity),
+                     ", ".join(f"{x:.2f}" for x in perplexity),
+                     ", ".join(f"{by_seed[arch][s]['this_call_seconds']:.0f}" for s in seeds),
+                     test])
+    return markdown_table(["model", "parameters", "masked-word perplexity, mean ± sd", "by seed",
+                           "train s by seed", f"minus {archs[0]}, seed-level t-test (p)"]
+                          if archs else [], body)
+
+
+def summary(report: dict) -> list[str]:
+    """The printed tables: (a), then (b)."""
+    return f1_table(report) + [""] + perplexity_table(report)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -174,7 +214,7 @@ def main(argv=None) -> dict:
     corpora = {"synthetic": synthetic_corpus, "bible": bible_corpus}
     for name in args.corpora:
         run_corpus(name, corpora[name], args.work, args, rows, finish)
-    return end_report(report(), summary(rows), args.json)
+    return end_report(report(), summary(report()), args.json)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import argparse
 import sys
 import time
 
-from bench.report import machine, write_json
+from bench.report import machine, markdown_table, write_json
 
 from fairseq_tree.parsing import build_parser
 
@@ -66,6 +66,16 @@ def time_case(case: dict, lines: int, batch_size: int) -> dict:
             "flat_fallbacks": sum(result.fallback is not None for result in results)}
 
 
+def speed_table(report: dict) -> list[str]:
+    """The report as a Markdown table (bench/RESULTS.md's and the printed one): a row a case."""
+    return markdown_table(
+        ["case", "parser", "verses / s", "tokens / s", "load (s)", "flat fallbacks"],
+        [[row["name"], row["parser"] + (f" `{row['spacy_model']}`" if row.get("spacy_model")
+                                        else ""),
+          f"{row['lines_per_second']:,.1f}", f"{row['tokens_per_second']:,.0f}",
+          f"{row['load_seconds']:.1f}", f"{row['flat_fallbacks']:,}"] for row in report["runs"]])
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", type=parse_case, action="append", required=True,
@@ -86,6 +96,7 @@ def main(argv=None) -> dict:
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"),
               "settings": {"lines": args.lines, "batch_size": args.batch_size}, "runs": runs}
+    print("\n".join(speed_table(report)), flush=True)
     if args.json:
         write_json(args.json, report)
     return report

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from bench import compare
 from configs.runner.config import load_config
-from bench.report import machine, previous_report, write_json
+from bench.report import (difference_cell, holm, machine, markdown_table, previous_report,
+                          seed_t_tests, write_json)
 
 from fairseq_tree.data.recipe import Recipe
 
@@ -61,17 +62,44 @@ def summary(runs: list[dict], models: list[str]) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict], paired: list[dict]) -> list[str]:
-    lines = [f"{'model':<26} {'seeds':>9} {'sacreBLEU':>16}  by seed"]
+def seed_table(report: dict) -> list[str]:
+    """The report's Markdown table of scores (bench/RESULTS.md's and the printed one): a row a
+    model, mean ± sd over its seeds, the scores by seed, and the seed-level paired t-test of its
+    difference from the first model with Holm's adjustment over those tests (bench/report.py)."""
+    rows, runs = report["summary"], report["runs"]
+    first = rows[0]["model"]
+    tests = {t["system"]: t for t in seed_t_tests(runs, lambda r: r["model"], first)}
+    tested = [name for name, t in tests.items() if t["p_value"] is not None]
+    adjusted = dict(zip(tested, holm([tests[name]["p_value"] for name in tested])))
+    seeds = rows[0]["seeds"]
+    body = []
     for row in rows:
         sd = f" ± {row['sacrebleu_sd']:.2f}" if row["sacrebleu_sd"] is not None else ""
-        lines.append(f"{row['model']:<26} {','.join(map(str, row['seeds'])):>9} "
-                     f"{row['sacrebleu_mean']:>9.2f}{sd:<7}  "
-                     + " ".join(f"{x:.2f}" for x in row["sacrebleu"]))
-    for pair in paired:
-        lines.append(f"seed {pair['seed']}: {pair['first']} {pair['first_bleu']:.2f} vs "
-                     f"{pair['other']} {pair['other_bleu']:.2f}: p = {pair['p_value']:.4f}")
-    return lines
+        tokenized = [r["tokenized_bleu"] for s in row["seeds"] for r in runs
+                     if r["model"] == row["model"] and r["seed"] == s]
+        test = tests.get(row["model"])
+        body.append([row["model"], f"{row['sacrebleu_mean']:.2f}{sd}",
+                     ", ".join(f"{x:.2f}" for x in row["sacrebleu"]),
+                     ", ".join(f"{x:.2f}" for x in tokenized),
+                     difference_cell(test) if test else "",
+                     f"{adjusted[row['model']]:.2g}" if row["model"] in adjusted else ""])
+    return markdown_table(
+        ["model", f"sacreBLEU, mean ± sd ({len(seeds)} seeds)",
+         f"by seed ({', '.join(map(str, seeds))})", "tokenized BLEU by seed",
+         f"minus {first}, seed-level t-test (p)", f"Holm p ({len(tested)} tests)"], body)
+
+
+def bootstrap_table(report: dict) -> list[str]:
+    """The paired bootstrap of the first model against each other one, a row a seed."""
+    paired = report["paired_bootstrap"]
+    first = paired[0]["first"] if paired else report["summary"][0]["model"]
+    others = list(dict.fromkeys(p["other"] for p in paired))
+    body = []
+    for seed in dict.fromkeys(p["seed"] for p in paired):
+        cells = {p["other"]: f"{p['first_bleu']:.2f} vs {p['other_bleu']:.2f}, "
+                             f"p = {p['p_value']:.3f}" for p in paired if p["seed"] == seed}
+        body.append([seed, *(cells.get(other, "") for other in others)])
+    return markdown_table(["seed", *(f"{first} vs {other}" for other in others)], body)
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -135,7 +163,7 @@ def main(argv=None) -> dict:
               "date": time.strftime("%Y-%m-%d"), "wall_seconds_this_call":
                   round(time.time() - started),
               "summary": rows, "paired_bootstrap": paired, "runs": runs}
-    print("\n".join(table(rows, paired)), flush=True)
+    print("\n".join(seed_table(report) + [""] + bootstrap_table(report)), flush=True)
     write_json(str(path), report)
     return report
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench import compare
-from bench.report import end_report
+from bench.report import end_report, markdown_table
 from bench import synthetic_task
 
 from fairseq_tree.data.recipe import has_recipe
@@ -65,14 +65,22 @@ def run_size(size: int, models: list[str], args) -> list[dict]:
             for row in report["results"]]
 
 
-def table(rows: list[dict]) -> list[str]:
-    lines = [f"{'train':>6} {'model':<26} {'sacreBLEU':>9} {'exact %':>8} {'ambig. exact %':>14}"
-             f" {'train s':>8}"]
-    for row in rows:
-        lines.append(f"{row['train_pairs']:>6} {row['model']:<26} {row['sacrebleu']:>9.2f} "
-                     f"{row['exact_match']:>8.2f} {row['exact_match_ambiguous']:>14.2f} "
-                     f"{row['train_seconds']:>8}")
-    return lines
+# The ablations as the paper's Table 3 names them
+LABELS = {"tree2seq-no-hier-embed": "tree2seq -HierEmb (`--no-hier-embed`)",
+          "tree2seq-no-subtree-mask": "tree2seq -SubMask (`--no-subtree-mask`)"}
+
+
+def results_table(report: dict, parameters: bool = False, train_seconds: bool = True) -> list[str]:
+    """The report's Markdown table (bench/RESULTS.md's and the printed one): a row a training
+    size and model; exact match in percent of the test sentences and of the ambiguous ones
+    (``train s``: fairseq's wall clock of the run)."""
+    header = ["training pairs", "model", *(["parameters"] if parameters else []), "sacreBLEU",
+              "exact %", "ambiguous exact %", *(["train s"] if train_seconds else [])]
+    return markdown_table(header, [
+        [f"{row['train_pairs']:,}", LABELS.get(row["model"], row["model"]),
+         *([f"{row['parameters']:,}"] if parameters else []), f"{row['sacrebleu']:.2f}",
+         f"{row['exact_match']:.1f}", f"{row['exact_match_ambiguous']:.1f}",
+         *([row["train_seconds"]] if train_seconds else [])] for row in report["results"]])
 
 
 def plot(rows: list[dict], models: list[str], path: str):
@@ -132,7 +140,7 @@ def main(argv=None) -> dict:
               "command": " ".join(["bench/synthetic.py", *(argv or sys.argv[1:])]),
               "date": time.strftime("%Y-%m-%d"), "settings": vars(args),
               "wall_seconds": round(time.time() - started), "results": rows}
-    end_report(report, table(rows), args.json)
+    end_report(report, results_table(report), args.json)
     if args.plot:
         plot(rows, args.models + args.ablations, args.plot)
     return report

@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 
 from bench import seeds
+from bench.tables import ROOT
 from bench.induced_translation import tree_counts
-from bench.report import paired_t_test, write_json
+from bench.report import difference_cell, holm, markdown_table, paired_t_test, write_json
 
 from fairseq_tree.trees.evaluation import score_files
 from fairseq_tree.data.recipe import Recipe, has_recipe
@@ -211,6 +212,73 @@ def english_tree_f1(data: Path, gold: Path | None) -> dict | None:
             **score_files(str(folder / "gold.en"), str(folder / "pred.en"))}
 
 
+DIRECTION_NAMES = {"fr-en": "French -> English", "en-fr": "English -> French"}
+
+
+def systems_table(report: dict, direction: str) -> list[str]:
+    """One direction as a Markdown table (bench/RESULTS.md's and the printed one): sacreBLEU of
+    each system by seed and mean ± sd; each other system's difference from the spaCy-tree
+    tree2seq with the seed-level paired t-test (bench/report.py), Holm's adjustment over the
+    report's tests (both directions), and sacrebleu's paired bootstrap p of each seed."""
+    systems = [row for row in report["systems"] if row["direction"] == direction]
+    seeds = systems[0]["seeds"]
+    first = {row["direction"]: row for row in report["systems"]}  # the first of each direction
+    first = {d: next(row for row in report["systems"] if row["direction"] == d) for d in first}
+    tests = {}
+    for test in report["comparisons"]:
+        other = next(row for row in report["systems"]
+                     if (row["direction"], row["system"]) == (test["direction"], test["other"]))
+        base = first[test["direction"]]
+        tests[(test["direction"], test["other"])] = {
+            **paired_t_test(base["sacrebleu"], other["sacrebleu"]),
+            "bootstrap": [b["p_value"] for b in test["paired_bootstrap"]]}
+    tested = [key for key, test in tests.items() if test["p_value"] is not None]
+    adjusted = dict(zip(tested, holm([tests[key]["p_value"] for key in tested])))
+    body = []
+    for row in systems:
+        key = (direction, row["system"])
+        test = tests.get(key)
+        body.append([row["system"], "-" if row["parameters"] is None else f"{row['parameters']:,}",
+                     *(f"{x:.2f}" for x in row["sacrebleu"]),
+                     f"{row['mean']:.2f} ± {row['sd']:.2f}" if row["sd"] is not None
+                     else f"{row['mean']:.2f}",
+                     difference_cell(test) if test else "",
+                     f"{adjusted[key]:.2g}" if key in adjusted else "",
+                     ", ".join(f"{p:.3f}" for p in test["bootstrap"]) if test else ""])
+    return markdown_table(
+        ["system", "parameters", *(f"seed {s}" for s in seeds), "mean ± sd",
+         f"minus {systems[0]['system']}, seed-level t-test (p)", f"Holm p ({len(tested)} tests)",
+         "bootstrap p by seed"], body)
+
+
+def source_trees_table(report: dict, link_grammar: str | None = None) -> list[str]:
+    """The source trees as a Markdown table: internal nodes per word as tree2seq reads them,
+    flat and multi-root lines, training / test verses; with ``link_grammar`` (a
+    bench/induced_translation.py report, a path from the repository root) its link-grammar
+    trees too."""
+    counts = [{**row, "trees": f"{row['parser']} (`{row['pair']}`)"}
+              for row in report["source_trees"]]
+    if link_grammar:
+        other = json.loads((ROOT / link_grammar).read_text(encoding="utf-8"))
+        counts += [{**row, "trees": f"link-grammar (`{Path(link_grammar).name}`)"}
+                   for row in other["source_trees"]
+                   if row["trees"] == "link-grammar" and row["leaves_are"] == "words"]
+    body = []
+    for trees in dict.fromkeys(row["trees"] for row in counts):
+        split = {row["split"]: row for row in counts if row["trees"] == trees}
+        train, test = split["train"], split["test"]
+        flat = (f"{train['flat_trees']:,} / {test['flat_trees']:,} "
+                f"({100 * train['flat_trees'] / train['sentences']:.1f}% / "
+                f"{100 * test['flat_trees'] / test['sentences']:.1f}%)")
+        roots = (f"{train['multi_root']:,} / {test['multi_root']:,}" if "multi_root" in train
+                 else "-")
+        body.append([trees, DIRECTION_NAMES.get(train["direction"], train["direction"]),
+                     f"{train['nodes_per_leaf']:.3f} / {test['nodes_per_leaf']:.3f}", flat,
+                     roots])
+    return markdown_table(["source trees", "direction", "nodes per word (train / test)",
+                           "flat lines (train / test)", "several roots"], body)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", nargs="*", default=[], metavar="JSON",
@@ -239,15 +307,8 @@ def main(argv=None) -> dict:
               "source_trees": source_trees(args.data, json.loads(args.parse_seconds)),
               "english_trees_f1_against_link_grammar": english_tree_f1(args.data, args.link_grammar_test),
               "runs": runs}
-    for row in report["systems"]:
-        sd = f" ± {row['sd']:.2f}" if row["sd"] is not None else ""
-        print(f"{row['direction']}  {row['system']:<32} {row['mean']:.2f}{sd}  "
-              + " ".join(f"{x:.2f}" for x in row["sacrebleu"]))
-    for test in report["comparisons"]:
-        t = test["seed_t_test"]
-        print(f"{test['direction']}  {test['other']} - {test['first']}: "
-              f"{t['mean_difference']:+.2f}, t-test p = {t['p_value']}; bootstrap p by seed "
-              + ", ".join(f"{b['p_value']:.3f}" for b in test["paired_bootstrap"]))
+    print("\n\n".join("\n".join(systems_table(report, direction))
+                      for direction in dict.fromkeys(r["direction"] for r in report["systems"])))
     write_json(args.json, report)
     return report
 

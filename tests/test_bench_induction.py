@@ -234,7 +234,7 @@ def test_induced_translation_resumes_from_its_json(translation_run, tmp_path, mo
                          (masked_lm, "make_lm_data"), (induced_translation, "recipe")):
         monkeypatch.setattr(module, name, refuse)
     assert induced_translation.main(argv)["results"] == report["results"]
-    assert "bible-fr-en-induced" in capsys.readouterr().out
+    assert "induced (`constituent_transformer_tiny`)" in capsys.readouterr().out
 
     path, ran = tmp_path / "r.json", []
     path.write_text(json.dumps(report))
