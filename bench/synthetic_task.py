@@ -30,14 +30,12 @@ counted). Trees are ``fairseq_tree.trees.Tree``, written by its ``format_bracket
 
 import argparse
 import json
-import os
 import random
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
+from fairseq_tree.data.preprocess import preprocess_folder
 from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.trees import Tree, format_bracketed
 
@@ -314,19 +312,6 @@ def write_text(pair_dir: Path, splits: dict[str, list[Example]]):
                     (pair_dir / "tok" / f"test.{side}").read_text(encoding="utf-8").splitlines())
 
 
-def binarize(pair_dir: Path, workers: int = 1):
-    """data-bin/ by fairseq-tree-preprocess (separate dictionaries) of trees/*.src and
-    tok/*.tgt, linked under one prefix per split as the binariser wants."""
-    with tempfile.TemporaryDirectory(dir=pair_dir) as links:
-        for split in SPLITS:
-            os.symlink((pair_dir / "trees" / f"{split}.src").resolve(), f"{links}/{split}.src")
-            os.symlink((pair_dir / "tok" / f"{split}.tgt").resolve(), f"{links}/{split}.tgt")
-        preprocess(PreprocessOptions(
-            str(pair_dir / "data-bin"), source_lang="src", target_lang="tgt",
-            trainpref=f"{links}/train", validpref=f"{links}/valid", testpref=f"{links}/test",
-            workers=workers))
-
-
 def grammar_description() -> dict:
     return {"rules": {label: [[p, " ".join(rhs)] for p, rhs in rules]
                       for label, rules in GRAMMAR.items()},
@@ -342,7 +327,7 @@ def write_dataset(out: Path, sizes: dict[str, int], seed: int, pair: str = "synt
     splits, dropped = generate_splits(seed, sizes)
     write_text(pair_dir, splits)
     if binarise:
-        binarize(pair_dir, workers)
+        preprocess_folder(pair_dir, workers=workers)
     recipe = Recipe("translation", TextSteps(tokenize="none"), src="src", tgt="tgt", details={
         "pair": pair, "moses_lang": {"src": "en", "tgt": "en"},
         "sizes": {split: len(splits[split]) for split in SPLITS},

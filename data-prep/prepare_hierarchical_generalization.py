@@ -27,14 +27,12 @@ prefix of a larger one. Only the tree differs between the folders of one task.
 import argparse
 import collections
 import json
-import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
+from fairseq_tree.data.preprocess import preprocess_folder
 from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing import ParserUnavailable, build_parser
@@ -107,18 +105,6 @@ def write_lines(path: Path, lines):
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def binarize(pair_dir: Path, workers: int):
-    """data-bin/ from trees/*.src and tok/*.tgt, gen as test1."""
-    with tempfile.TemporaryDirectory(dir=pair_dir) as links:
-        for split in SPLITS:
-            os.symlink((pair_dir / "trees" / f"{split}.src").resolve(), f"{links}/{split}.src")
-            os.symlink((pair_dir / "tok" / f"{split}.tgt").resolve(), f"{links}/{split}.tgt")
-        preprocess(PreprocessOptions(
-            str(pair_dir / "data-bin"), source_lang="src", target_lang="tgt",
-            trainpref=f"{links}/train", validpref=f"{links}/valid",
-            testpref=f"{links}/test,{links}/gen", joined_dictionary=True, workers=workers))
-
-
 def pair_name(task: str, source: str) -> str:
     return task if source == "gold" else f"{task}-{source}"
 
@@ -144,7 +130,8 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
                 write_lines(pair_dir / GOLD_TREES / f"{split}.src",
                             (format_bracketed(tree) for tree in splits[split]))
         if binarise:
-            binarize(pair_dir, workers)
+            preprocess_folder(pair_dir, test=("test", "gen"), joined_dictionary=True,
+                              workers=workers)
         steps = TextSteps(tokenize="none", parser=None if source == "gold" else source,
                           parser_options={"spacy_model": spacy_model} if source == "spacy" else {})
         recipe = Recipe("translation", steps, src="src", tgt="tgt", details={

@@ -53,8 +53,9 @@ def test_quickstart_trains_both_models_and_prints_both_scores(tmp_path):
         run = work / "checkpoints" / "bible-en-fr-sample" / model
         translations = (run / "translations.fr").read_text(encoding="utf-8").splitlines()
         assert len(translations) == 500
-        table_line = next(line for line in proc.stdout.splitlines() if line.startswith(model))
-        assert f"{row['sacrebleu']:.2f}" in table_line.split()
+        table_row = next(line for line in proc.stdout.splitlines()
+                         if line.startswith(f"| {model} |"))
+        assert f"{row['sacrebleu']:.2f}" in [cell.strip() for cell in table_row.split("|")]
     # Same size: the tree model adds only its u and hierarchical embeddings (Section 4).
     added = rows["tree2seq"]["parameters"] - rows["transformer"]["parameters"]
     assert 0 < added < 0.01 * rows["transformer"]["parameters"]

@@ -16,8 +16,10 @@ import dataclasses
 import logging
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from pathlib import Path
+from typing import List, Optional, Sequence, Tuple
 
 from fairseq.data import Dictionary
 from fairseq_cli.preprocess import dataset_dest_prefix
@@ -210,3 +212,22 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
         logger.info(line)
     logger.info(f"Wrote preprocessed data to {options.destdir}")
     return summary
+
+
+def preprocess_folder(folder: Path, valid: Sequence[str] = ("valid",),
+                      test: Sequence[str] = ("test",), **options) -> List[str]:
+    """Binarise a generated data folder into ``folder/data-bin``: the pairs (``trees/NAME.src``,
+    ``tok/NAME.tgt``) of train, of the ``valid`` names and of the ``test`` names (fairseq's
+    valid, valid1, ...; test, test1, ...), each linked under one prefix as the binariser wants.
+    ``options``: more ``PreprocessOptions`` (languages src and tgt unless given)."""
+    folder = Path(folder)
+    with tempfile.TemporaryDirectory(dir=folder) as links:
+        for name in ("train", *valid, *test):
+            os.symlink((folder / "trees" / f"{name}.src").resolve(), f"{links}/{name}.src")
+            os.symlink((folder / "tok" / f"{name}.tgt").resolve(), f"{links}/{name}.tgt")
+        return preprocess(PreprocessOptions(**{
+            "destdir": str(folder / "data-bin"), "source_lang": "src", "target_lang": "tgt",
+            "trainpref": f"{links}/train",
+            "validpref": ",".join(f"{links}/{name}" for name in valid),
+            "testpref": ",".join(f"{links}/{name}" for name in test), **options}))
+
