@@ -45,11 +45,10 @@ def read_gold_trees(path: Path) -> list:
     return trees
 
 
-def example_scores(tree, output: list[str]) -> dict:
+def example_scores(tree, analysis: hg.Analysis, output: list[str]) -> dict:
     """One example's measures (booleans): the output is the target; its scored word is the
     target's; it is the linear rule's where the two rules differ there (else False); the output
     is the linear rule's whole target where that differs from the hierarchical one."""
-    analysis = hg.analyze(tree)
     hierarchical, linear = hg.target(tree), hg.target(tree, linear=True)
     index = hg.scored_index(analysis)
     word = output[index] if index < len(output) else None
@@ -64,9 +63,10 @@ def summarize(trees: list, outputs: list[list[str]]) -> dict:
     percentage of each measure."""
     groups: dict = {"all": []}
     for tree, output in zip(trees, outputs, strict=True):
-        scores = example_scores(tree, output)
+        analysis = hg.analyze(tree)
+        scores = example_scores(tree, analysis, output)
         groups["all"].append(scores)
-        groups.setdefault(hg.analyze(tree).subject_modifier, []).append(scores)
+        groups.setdefault(analysis.subject_modifier, []).append(scores)
 
     def percentages(rows):
         return {"examples": len(rows), **{measure: round(100 * sum(r[measure] for r in rows)
@@ -85,12 +85,16 @@ def model_inputs(trees: list, recipe: dict) -> tuple[list[str], bool]:
     return [" ".join(hg.leaves(tree)) for tree in trees], False
 
 
-def translate(checkpoint: Path, recipe_dir: Path, lines: list[str], trees: bool, beam: int,
-              batch_size: int) -> list[list[str]]:
+def load(checkpoint: Path, recipe_dir: Path, batch_size: int):
+    """The checkpoint through the translation hub, with the recipe's text steps."""
     from fairseq_tree import hub
 
-    model = hub.from_pretrained(str(checkpoint.parent), checkpoint.name, recipe=str(recipe_dir),
-                                detokenize=False, batch_size=batch_size)
+    return hub.from_pretrained(str(checkpoint.parent), checkpoint.name, recipe=str(recipe_dir),
+                               detokenize=False, batch_size=batch_size)
+
+
+def translate(model, lines: list[str], trees: bool, beam: int,
+              batch_size: int) -> list[list[str]]:
     outputs = []
     for start in range(0, len(lines), batch_size * 8):
         outputs += model.translate(lines[start:start + batch_size * 8], beam=beam, trees=trees)
@@ -141,11 +145,11 @@ def main(argv=None) -> dict:
                    {split: args.recipe / recipe["gold_trees"] / f"{split}.src"
                     for split in args.split or ("test", "gen")})
         splits = {}
+        model = load(args.checkpoint, args.recipe, args.batch_size)
         for name, path in sources.items():
             trees = read_gold_trees(path)
             lines, given_trees = model_inputs(trees, recipe)
-            outputs = translate(args.checkpoint, args.recipe, lines, given_trees, args.beam,
-                                args.batch_size)
+            outputs = translate(model, lines, given_trees, args.beam, args.batch_size)
             splits[name] = summarize(trees, outputs)
             print(f"{name}: {splits[name]['all']}", file=sys.stderr)
     except (OSError, FairseqTreeError) as error:

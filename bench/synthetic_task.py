@@ -38,6 +38,7 @@ from pathlib import Path
 from fairseq_tree.data.preprocess import preprocess_folder
 from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.trees import Tree, format_bracketed
+from fairseq_tree.trees import tree_leaves as leaves
 
 SPLITS = ("train", "valid", "test")
 # Sampled in this order, each split skipping the source sentences of the ones before it.
@@ -101,12 +102,6 @@ HOSTS = {"PP": ("NP", "VP"), "SBAR": ("NP",)}
 
 def is_preterminal(tree) -> bool:
     return len(tree.children) == 1 and isinstance(tree.children[0], str)
-
-
-def leaves(tree) -> list[str]:
-    if is_preterminal(tree):
-        return [tree.children[0]]
-    return [token for child in tree.children for token in leaves(child)]
 
 
 def _invent_target_words() -> dict[str, str]:

@@ -6,6 +6,7 @@ from fairseq_tree.trees.bracketed import (
     TreeSyntaxError,
     format_bracketed,
     parse_bracketed,
+    tree_leaves,
 )
 from fairseq_tree.trees.induction import INDUCED_LABEL, induce, induced_tree
 from fairseq_tree.trees.normal_form import (
@@ -35,4 +36,5 @@ __all__ = [
     "parse_tree",
     "split_words",
     "to_bracketed",
+    "tree_leaves",
 ]

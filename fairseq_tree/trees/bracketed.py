@@ -91,6 +91,18 @@ def _read_trees(tokens: list[str]) -> list[Tree]:
     return trees
 
 
+def tree_leaves(tree: Tree) -> list[str]:
+    """The tokens of a written tree, left to right."""
+    tokens, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            tokens.append(node)
+        else:
+            stack.extend(reversed(node.children))
+    return tokens
+
+
 def parse_bracketed(text: str) -> Tree:
     """Parse one line holding one or more bracketed trees (see the module docstring).
 

@@ -27,6 +27,7 @@ import random
 from dataclasses import dataclass
 
 from fairseq_tree.trees.bracketed import Tree
+from fairseq_tree.trees.bracketed import tree_leaves as leaves
 
 TASKS = ("tense", "question")
 MARKERS = {"tense": ("PAST", "PRESENT"), "question": ("DECL", "QUEST")}
@@ -68,17 +69,6 @@ _PRESENT = {lemma: forms[1] for verbs in (INTRANSITIVE, TRANSITIVE)
 
 def leaf(tag: str, word: str) -> Tree:
     return Tree(tag, [word])
-
-
-def leaves(tree: Tree) -> list[str]:
-    out, stack = [], [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            out.append(node)
-        else:
-            stack.extend(reversed(node.children))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
