@@ -51,6 +51,7 @@ from bench.report import (
     agreement_t_tests,
     command_option,
     difference_cell,
+    mean_sd_cell,
     holm,
     machine,
     markdown_table,
@@ -241,12 +242,9 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
             "|---" * (len(rows) + 1) + "|"]
     def seeds(run):
         return f"{len(run)} seed{'' if len(run) == 1 else 's'}"
-    def mean_sd(cell):
-        return "-" if cell["mean"] is None else (
-            f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
     lines = header("mean ± sd over seeds") + [
         f"| {model} ({seeds(cells[rows[0]]['seeds'])}) | "
-        + " | ".join(mean_sd(cells[row]) for row in rows) + " |"
+        + " | ".join(mean_sd_cell(cells[row]) for row in rows) + " |"
         for model, cells in summary.items()]
     tested = [(model, cells) for model, cells in summary.items()
               if any(f"vs {baseline}" in cells[row] for row in rows)]
@@ -311,10 +309,7 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
     rows = [row for row, count in counts.items() if count]
     seeds = {len(cells[rows[0]]["seeds"]) for cells in summary.values()}
     title = f"mean ± sd over {seeds.pop()} seeds" if len(seeds) == 1 else "mean ± sd over seeds"
-    def mean_sd(cell):
-        return "-" if cell["mean"] is None else (
-            f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}"))
-    body = [[model_name(model), *(mean_sd(summary[model][row]) for row in rows)]
+    body = [[model_name(model), *(mean_sd_cell(summary[model][row]) for row in rows)]
             for model in models]
     if references:
         body += [[name, *("-" if report["splits"][split][name][row]["accuracy"] is None else

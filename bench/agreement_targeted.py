@@ -49,7 +49,7 @@ from bench.agreement import (
     recipe_folder,
     seed_summary,
 )
-from bench.report import command_option, difference_cell, end_report, machine
+from bench.report import command_option, difference_cell, end_report, machine, mean_sd_cell
 from bench.report import markdown_table as report_markdown_table
 
 from fairseq_tree.errors import FairseqTreeError
@@ -108,12 +108,6 @@ def cell_counts(items: list[Item]) -> dict:
     return {row: {**cell, "distinct": len(cell["distinct"])} for row, cell in counts.items()}
 
 
-def mean_sd(cell: dict) -> str:
-    if cell["mean"] is None:
-        return "-"
-    return f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}")
-
-
 def markdown_table(results: dict, summary: dict, first: str) -> list[str]:
     """Rows of ``results``' first system (conditions or templates by cell), columns: items,
     chance, the references, then each model: mean ± sd over its seeds (MODEL:SEED names), or
@@ -129,7 +123,7 @@ def markdown_table(results: dict, summary: dict, first: str) -> list[str]:
     for row in rows:
         count = results[references[0]][row]["count"]
         cells = ([f"{results[name][row]['accuracy']:.2f}" for name in references + models]
-                 + [mean_sd(summary[model][row]) for model in summary])
+                 + [mean_sd_cell(summary[model][row]) for model in summary])
         lines.append(f"| {row} | {count} | {CHANCE:.2f} | " + " | ".join(cells) + " |")
     return lines
 

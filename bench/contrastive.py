@@ -47,6 +47,7 @@ from bench.report import (
     agreement_t_tests,
     command_option,
     difference_cell,
+    mean_sd_cell,
     end_report,
     holm,
     machine,
@@ -250,9 +251,7 @@ def cell_table(summary: dict, baseline: str | None, tests: list[dict]) -> list[s
               and any(summary[m][row].get(f"vs {baseline}") for row in rows)]
     by_key = {(t["system"], t["column"]): t for t in tests}
     def cell(model, row):
-        c = summary[model][row]
-        return "-" if c["mean"] is None else f"{c['mean']:.2f}" + (
-            "" if c["sd"] is None else f" ± {c['sd']:.2f}")
+        return mean_sd_cell(summary[model][row])
     def test(model, row):
         t = by_key.get((model, row))
         if t is None:

@@ -136,6 +136,14 @@ def paired_t_test(first: list[float], other: list[float],
             "t": t, "df": n - 1, "p_value": p, "no_test": no_test}
 
 
+def mean_sd_cell(cell: dict) -> str:
+    """A table's cell for a seed summary's ``{"mean", "sd"}``: mean ± sample sd, the mean alone
+    for one seed, "-" for none."""
+    if cell["mean"] is None:
+        return "-"
+    return f"{cell['mean']:.2f}" + ("" if cell["sd"] is None else f" ± {cell['sd']:.2f}")
+
+
 def difference_cell(test: dict, p_format: str = ".2g") -> str:
     """A table's cell for a paired test: the mean difference and its p, or why it has none."""
     if test["p_value"] is None:
