@@ -36,7 +36,13 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "bible-en-fr-contrastive-spacy": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
                             "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
-                            "tree2seq-released"]}
+                            "tree2seq-released"],
+              "hierarchical-tense": ["tree2seq", "transformer", "transformer-linearized",
+                                     "tree2seq-nodes-only"],
+              "hierarchical-tense-right-branching": ["tree2seq"],
+              "hierarchical-tense-spacy": ["tree2seq"],
+              "hierarchical-question": ["tree2seq", "transformer", "transformer-linearized"],
+              "hierarchical-question-right-branching": ["tree2seq"]}
 # What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
 BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
@@ -127,7 +133,8 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
             train = dict(exp.train)
             arch, flag = train.pop("arch"), {"tree2seq-no-hier-embed": "no-hier-embed",
                                              "tree2seq-no-subtree-mask": "no-subtree-mask",
-                                             "tree2seq-released": "released-accumulation"}
+                                             "tree2seq-released": "released-accumulation",
+                                             "tree2seq-nodes-only": "cross-attention-nodes-only"}
             assert train.pop(flag.get(model, "-"), True) is True
             assert train == {k: v for k, v in base.train.items() if k != "arch"}, (pair, model)
             assert arch == ("transformer" if model in BASELINE_INPUT else "tree2seq")
@@ -141,6 +148,13 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
         for trees in ("induced", "spacy"):
             other = load_experiment(CONFIGS, f"{pair}-{trees}", "tree2seq")
             assert other.train == load_experiment(CONFIGS, pair, "tree2seq").train
+    for pair, others in {"hierarchical-tense": ("right-branching", "spacy"),
+                         "hierarchical-question": ("right-branching",)}.items():
+        base = load_experiment(CONFIGS, pair, "tree2seq")
+        assert base.generate["beam"] == 1  # greedy, as McCoy et al.
+        for trees in others:
+            other = load_experiment(CONFIGS, f"{pair}-{trees}", "tree2seq")
+            assert (other.train, other.generate) == (base.train, base.generate)
 
 
 def test_classification_configs_hold_the_papers_settings():
