@@ -105,6 +105,36 @@ def test_cross_attention_weights_cover_leaves_and_nodes(calls):
     assert checked == 2
 
 
+def test_a_memory_of_nodes_only_gives_the_leaves_no_attention(dictionary):
+    """--cross-attention-nodes-only: every target query's weights are 0 on the leaf keys and
+    sum to 1 over the nodes; the encoder (its self-attention over leaves) is untouched."""
+    torch.manual_seed(8)
+    batch = collate(random_examples(random.Random(32), dictionary, 5), dictionary)
+    models = {nodes_only: build_model(dictionary, cross_attention_nodes_only=nodes_only)
+              .double().eval() for nodes_only in (False, True)}
+    models[True].load_state_dict(models[False].state_dict())
+    weights = {}
+    for nodes_only, model in models.items():
+        hook = model.decoder.layers[0].encoder_attn.register_forward_hook(
+            lambda module, args, output, key=nodes_only: weights.update({key: output[1]}))
+        model.decoder.layers[0].encoder_attn.register_forward_pre_hook(
+            lambda module, args, kwargs: (args, {**kwargs, "need_head_weights": True}),
+            with_kwargs=True)
+        with torch.no_grad():
+            model(**batch["net_input"])
+        hook.remove()
+    n = batch["net_input"]["src_tokens"].size(1)
+    assert weights[False][..., :n].sum() > 0
+    assert weights[True][..., :n].abs().max() == 0
+    torch.testing.assert_close(weights[True].sum(-1), torch.ones_like(weights[True].sum(-1)),
+                               rtol=0, atol=1e-12)
+    encoded = [models[k].encoder(batch["net_input"]["src_tokens"],
+                                 **{name: value for name, value in batch["net_input"].items()
+                                    if name not in ("src_tokens", "prev_output_tokens")})
+               for k in (False, True)]
+    assert torch.equal(encoded[0]["encoder_out"][0], encoded[1]["encoder_out"][0])
+
+
 def test_decoder_alignment_is_the_leaf_columns_of_the_cross_attention(dictionary):
     """The decoder's ``attn`` (alignments) is its last layer's cross-attention, heads averaged,
     on the leaf keys: the columns of ``src_tokens``."""

@@ -8,12 +8,12 @@ from fairseq_tree.models.recursive_classifiers import (
     RecursiveTreeAttentionClassifier,
 )
 from fairseq_tree.models.tree2seq import Tree2SeqModel
-from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.models.tree2seq_config import Tree2SeqConfig, TreeAttentionConfig
 from fairseq_tree.models.tree_classifier import TreeClassifierModel
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
 
 __all__ = ["ConstituentRobertaEncoder", "ConstituentTransformerEncoder",
            "ConstituentTransformerModel", "RecursiveMultiBranchClassifier",
-           "RecursiveTreeAttentionClassifier", "Tree2SeqModel", "TreeAttentionConfig",
-           "TreeClassifierModel", "TreeDecoder", "TreeEncoder"]
+           "RecursiveTreeAttentionClassifier", "Tree2SeqConfig", "Tree2SeqModel",
+           "TreeAttentionConfig", "TreeClassifierModel", "TreeDecoder", "TreeEncoder"]

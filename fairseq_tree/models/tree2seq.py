@@ -14,7 +14,7 @@ from fairseq.models.transformer.transformer_legacy import (
 from torch import Tensor
 
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.models.tree2seq_config import Tree2SeqConfig
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
 
@@ -25,7 +25,7 @@ class Tree2SeqModel(TransformerModel):
     "Tree-structured Attention with Hierarchical Accumulation", ICLR 2020.
 
     fairseq's Transformer with ``TreeEncoder`` and ``TreeDecoder``; it reads the batches of the
-    ``tree_translation`` task. All Transformer options apply, plus ``TreeAttentionConfig``.
+    ``tree_translation`` task. All Transformer options apply, plus ``Tree2SeqConfig``.
     """
 
     reads_trees = True
@@ -63,7 +63,7 @@ class Tree2SeqModel(TransformerModel):
     @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
-        gen_parser_from_dataclass(parser, TreeAttentionConfig(), delete_default=True)
+        gen_parser_from_dataclass(parser, Tree2SeqConfig(), delete_default=True)
 
     @classmethod
     def build_model(cls, args, task):
@@ -110,7 +110,7 @@ class Tree2SeqModel(TransformerModel):
 
 def tree2seq_defaults(args):
     """Defaults of the tree options (the paper's: |E| = 100, both mechanisms on)."""
-    for option in TreeAttentionConfig.__dataclass_fields__.values():
+    for option in Tree2SeqConfig.__dataclass_fields__.values():
         if not hasattr(args, option.name) or getattr(args, option.name) is None:
             setattr(args, option.name, option.default)
 

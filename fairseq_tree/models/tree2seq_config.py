@@ -29,7 +29,6 @@ class TreeAttentionConfig(FairseqDataclass):
             "(-SubMask, Table 3); leaves still attend to leaves only"
         },
     )
-
     released_accumulation: bool = field(
         default=False,
         metadata={"help": "compute the accumulation as the authors' released code does, not as "
@@ -80,3 +79,17 @@ class TreeAttentionConfig(FairseqDataclass):
     @property
     def embedding_rows(self) -> Optional[int]:
         return None if self.no_hier_embed else self.hier_embed_size
+
+
+@dataclass
+class Tree2SeqConfig(TreeAttentionConfig):
+    """tree2seq's options: the tree attention's, and its decoder's."""
+
+    cross_attention_nodes_only: bool = field(
+        default=False,
+        metadata={
+            "help": "the decoder's cross-attention reads the source tree's nodes only, not its "
+            "leaves (an ablation: the words reach the decoder through the accumulated values of "
+            "their phrases, not as keys at their linear positions)"
+        },
+    )

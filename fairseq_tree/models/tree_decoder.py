@@ -6,7 +6,7 @@ from fairseq.models.transformer import TransformerDecoderBase
 from torch import Tensor
 
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
+from fairseq_tree.models.tree2seq_config import Tree2SeqConfig
 from fairseq_tree.models.tree_encoder import wrap_layer
 from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_transformer_layer import TreeDecoderLayer
@@ -19,12 +19,13 @@ class TreeDecoder(TransformerDecoderBase):
     def __init__(self, cfg, dictionary, embed_tokens, output_projection=None):
         if cfg.cross_self_attention:
             raise FairseqTreeError("--cross-self-attention is not supported by tree2seq")
-        self.tree_cfg = TreeAttentionConfig.from_args(cfg)  # read by build_decoder_layer
+        self.tree_cfg = Tree2SeqConfig.from_args(cfg)  # read by build_decoder_layer
         super().__init__(cfg, dictionary, embed_tokens, output_projection=output_projection)
 
     def build_decoder_layer(self, cfg, no_encoder_attn=False):
         layer = TreeDecoderLayer(cfg, self.tree_cfg.embedding_rows, no_encoder_attn=no_encoder_attn,
-                                 conventions=self.tree_cfg.conventions)
+                                 conventions=self.tree_cfg.conventions,
+                                 nodes_only=self.tree_cfg.cross_attention_nodes_only)
         return wrap_layer(layer, cfg)
 
     def extract_features(self, prev_output_tokens: Tensor,

@@ -141,10 +141,16 @@ class SourceTree:
         """B x (N+M) bool, True at padding, over the [leaves; nodes] memory of cross-attention."""
         return torch.cat([self.leaf_padding_mask, self.node_padding_mask], dim=1)
 
-    def memory_mask(self, dtype) -> Tensor:
-        """B x 1 x 1 x (N+M) additive key-padding mask of cross-attention's memory."""
-        return self._cached(("memory", dtype), lambda: blocked(
-            ~self.memory_padding_mask()[:, None, None, :], dtype))
+    def memory_mask(self, dtype, leaves: bool = True) -> Tensor:
+        """B x 1 x 1 x (N+M) additive key-padding mask of cross-attention's memory; with
+        ``leaves`` False the leaf keys are masked too (a memory of nodes only)."""
+        def build():
+            hidden = self.memory_padding_mask()
+            if not leaves:
+                hidden = hidden.clone()
+                hidden[:, :self.num_leaves] = True
+            return blocked(~hidden[:, None, None, :], dtype)
+        return self._cached(("memory", dtype, leaves), build)
 
     @property
     def states(self) -> Tensor:

@@ -258,8 +258,9 @@ class TreeSelfAttention(TreeAttentionBase):
 class TreeCrossAttention(TreeAttentionBase):
     """Decoder attention over the source tree (Section 4.4, Eqs. 21-24).
 
-    Target queries attend to keys over [leaves; nodes] of the encoder output; node values are
-    accumulated with this layer's own u_c (and hierarchical embeddings); no subtree mask. Called
+    Target queries attend to keys over [leaves; nodes] of the encoder output (over the nodes
+    only with ``nodes_only``, an ablation); node values are accumulated with this layer's own u_c
+    (and hierarchical embeddings); no subtree mask. Called
     by fairseq's decoder layer as ``encoder_attn(query=x, key=tree, value=tree, ...)``, where
     ``tree`` is the ``SourceTree`` holding the encoder's leaf and node states.
 
@@ -269,9 +270,10 @@ class TreeCrossAttention(TreeAttentionBase):
     sentence together.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, nodes_only: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.beam_size = 1
+        self.nodes_only = nodes_only  # --cross-attention-nodes-only: leaf keys masked
 
     def set_beam_size(self, beam_size: int):
         """Beam search's copies per sentence: consecutive batch rows that share one memory."""
@@ -317,7 +319,7 @@ class TreeCrossAttention(TreeAttentionBase):
         return {
             "prev_key": self.split_heads(keys),
             "prev_value": self.split_heads(values),
-            "key_mask": tree.memory_mask(values.dtype),
+            "key_mask": tree.memory_mask(values.dtype, leaves=not self.nodes_only),
         }
 
     def target_attention(self, query: Tensor, memory: Dict[str, Tensor], need_weights: bool):

@@ -45,16 +45,17 @@ class TreeDecoderLayer(TransformerDecoderLayerBase):
     ``encoder_out`` argument is the ``SourceTree`` (see ``TreeDecoder.extract_features``)."""
 
     def __init__(self, cfg, hier_embed_rows: Optional[int], no_encoder_attn: bool = False,
-                 conventions: AccumulationConventions = PAPER):
+                 conventions: AccumulationConventions = PAPER, nodes_only: bool = False):
         # read by build_encoder_attention
         self.hier_embed_rows, self.conventions = hier_embed_rows, conventions
+        self.nodes_only = nodes_only
         super().__init__(cfg, no_encoder_attn=no_encoder_attn)
 
     def build_encoder_attention(self, embed_dim, cfg):
         return TreeCrossAttention(
             embed_dim, cfg.decoder.attention_heads, dropout=cfg.attention_dropout,
             hier_embed_rows=self.hier_embed_rows, kdim=cfg.encoder.embed_dim,
-            conventions=self.conventions,
+            conventions=self.conventions, nodes_only=self.nodes_only,
         )
 
     def forward(self, x: Tensor, encoder_out: Optional[SourceTree] = None, *args, **kwargs):
