@@ -95,10 +95,133 @@ def load(checkpoint: Path, recipe_dir: Path, batch_size: int):
 
 def translate(model, lines: list[str], trees: bool, beam: int,
               batch_size: int) -> list[list[str]]:
+    """The outputs, at most a token for every source token and one more (fairseq's length
+    limit): every target of both tasks is one token shorter than its source."""
     outputs = []
     for start in range(0, len(lines), batch_size * 8):
-        outputs += model.translate(lines[start:start + batch_size * 8], beam=beam, trees=trees)
+        outputs += model.translate(lines[start:start + batch_size * 8], beam=beam, trees=trees,
+                                   max_len_a=1, max_len_b=1)
     return [output.split() for output in outputs]
+
+
+def score(recipe_dir: Path, checkpoint: Path, sources: dict[str, Path], recipe: dict,
+          beam: int = 1, batch_size: int = 64) -> dict:
+    """{name: summary} of the checkpoint on each gold-tree file of ``sources`` ({name: path}),
+    the model loaded once."""
+    model = load(checkpoint, recipe_dir, batch_size)
+    splits = {}
+    for name, path in sources.items():
+        trees = read_gold_trees(path)
+        lines, given_trees = model_inputs(trees, recipe)
+        outputs = translate(model, lines, given_trees, beam, batch_size)
+        splits[name] = summarize(trees, outputs)
+        print(f"{name}: {splits[name]['all']}", file=sys.stderr)
+    return splits
+
+
+def key_columns(tree, offset: int, spans, real_nodes, num_columns: int) -> dict:
+    """{role: column indices} of one source among the keys [leaves; nodes] of a batch row:
+    the words of ``hg.key_words`` (leaf ``j`` at column ``offset + j``), the main subject's
+    phrase (every node of its span; none in a tree without it), the other words, the other
+    nodes and EOS (the last leaf)."""
+    keys = hg.key_words(tree)
+    words = {role: [offset + index] for role, index in keys["words"].items()}
+    start, end = keys["subject_span"]
+    phrase = [num_columns + m for m in real_nodes
+              if tuple(spans[m]) == (offset + start, offset + end)]
+    eos = offset + len(hg.leaves(tree))
+    taken = {c for columns in words.values() for c in columns} | set(phrase) | {eos}
+    return {**words, "subject phrase": phrase,
+            "other words": [c for c in range(offset, eos) if c not in taken],
+            "other nodes": [num_columns + m for m in real_nodes if num_columns + m not in taken],
+            "EOS": [eos]}
+
+
+def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: str = "gen",
+                      max_sentences: int | None = None, max_tokens: int = 4096) -> dict:
+    """Where a tree2seq decoder looks when it writes the scored word (tense: the main verb;
+    question: the first word): its cross-attention from that target position, teacher-forced
+    on the hierarchical target, heads and layers averaged (fairseq-tree-analyze's recorder),
+    in percent on each role of ``key_columns``: overall, per decoder layer, and by what the
+    model predicts there (the hierarchical rule's word, the linear rule's, another)."""
+    import torch
+
+    from fairseq_tree.cli.analyze import AttentionRecorder, load
+
+    model, task = load(str(recipe_dir / "data-bin"), str(checkpoint))
+    binarized = recipe["splits"][split]
+    trees = read_gold_trees(recipe_dir / recipe["gold_trees"] / f"{split}.src")
+    task.load_dataset(binarized)
+    dataset = task.dataset(binarized)
+    batches = task.get_batch_iterator(dataset, max_tokens=max_tokens, max_positions=None,
+                                      ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
+    layers: list = []
+    recorder = AttentionRecorder(model, lambda kind, layer, probs:
+                                 layers.append(probs.mean(dim=1)) if kind == "decoder" else None)
+    sums: dict = {}
+    per_layer: dict = {}
+    target_dictionary = task.target_dictionary
+    model.eval()
+    try:
+        with torch.no_grad():
+            for sample in batches:
+                layers.clear()
+                logits = model(**sample["net_input"])[0]
+                net = sample["net_input"]
+                width = net["src_tokens"].size(1)
+                spans = net["src_node_spans"].tolist()
+                for row, index in enumerate(sample["id"].tolist()):
+                    if max_sentences is not None and index >= max_sentences:
+                        continue
+                    tree = trees[index]
+                    position = hg.scored_index(hg.analyze(tree))
+                    offset = width - int(net["src_lengths"][row]) if task.cfg.left_pad_source \
+                        else 0
+                    real = [m for m, (a, b) in enumerate(spans[row]) if a < b]
+                    columns = key_columns(tree, offset, spans[row], real, width)
+                    predicted = target_dictionary[int(logits[row, position].argmax())]
+                    group = ("hierarchical" if predicted == hg.target(tree)[position] else
+                             "linear" if predicted == hg.target(tree, linear=True)[position]
+                             else "other")
+                    for layer, probs in enumerate(layers):
+                        weights = probs[row, position]
+                        shares = {role: float(weights[cols].sum()) if cols else 0.0
+                                  for role, cols in columns.items()}
+                        for name, table in (("all", sums), (group, sums),
+                                            (layer + 1, per_layer)):
+                            bucket = table.setdefault(name, {"count": 0, "shares": {}})
+                            bucket["count"] += 1
+                            for role, share in shares.items():
+                                bucket["shares"][role] = bucket["shares"].get(role, 0.0) + share
+    finally:
+        recorder.remove()
+
+    def percent(bucket, per):
+        return {role: round(100 * total / bucket["count"], 2)
+                for role, total in bucket["shares"].items()} | {"examples": bucket["count"] // per}
+
+    count = len(per_layer)
+    return {"split": split, "query": f"the target position of the {SCORED_WORD[recipe['task']]}",
+            "all": percent(sums["all"], count),
+            "by_prediction": {group: percent(sums[group], count)
+                              for group in ("hierarchical", "linear", "other") if group in sums},
+            "per_layer": {str(layer): percent(bucket, 1) for layer, bucket in per_layer.items()},
+            "choices": "teacher forcing on the hierarchical target; probability mass, heads and "
+                       "layers averaged with equal weight; prediction: the argmax there"}
+
+
+def read_recipe(recipe_dir: Path) -> dict:
+    """The recipe.json of a prepare-hierarchical-generalization.sh folder."""
+    recipe = json.loads((recipe_dir / "recipe.json").read_text(encoding="utf-8"))
+    if recipe.get("task") not in hg.TASKS:
+        raise FairseqTreeError(f"{recipe_dir / 'recipe.json'}: not a recipe of "
+                               "prepare-hierarchical-generalization.sh (no task)")
+    return recipe
+
+
+def recipe_sources(recipe_dir: Path, recipe: dict, splits) -> dict[str, Path]:
+    """{split: the split's gold-tree file} of a recipe folder."""
+    return {split: recipe_dir / recipe["gold_trees"] / f"{split}.src" for split in splits}
 
 
 def markdown_lines(report: dict, splits=None) -> list[str]:
@@ -121,6 +244,22 @@ def markdown_lines(report: dict, splits=None) -> list[str]:
     return markdown_table(header, rows)
 
 
+def attention_lines(report: dict) -> list[str]:
+    """The table of a report's ``attention`` (or of several models' reports): a row a model,
+    split and prediction group, the percent of the decoder's attention on each role."""
+    models = report.get("models") or {report.get("model", "model"): report}
+    roles = [role for role in next(iter(next(iter(models.values()))["attention"].values()))["all"]
+             if role != "examples"]
+    rows = []
+    for name, one in models.items():
+        for split, result in one["attention"].items():
+            for group, cells in [("all", result["all"]), *result["by_prediction"].items()]:
+                rows.append([name, split, group, f"{cells['examples']:,}",
+                             *(f"{cells[role]:.1f}" for role in roles)])
+    return markdown_table(["model", "split", "prediction", "examples",
+                           *(f"{role} %" for role in roles)], rows)
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--recipe", required=True, type=Path,
@@ -133,36 +272,36 @@ def main(argv=None) -> dict:
     parser.add_argument("--model", help="the model's name in the report and table")
     parser.add_argument("--beam", type=int, default=1, help="1: greedy, as the paper")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--attention", type=int, metavar="N", default=0,
+                        help="also where a tree2seq decoder looks when it writes the scored word, "
+                        "on the first N sentences of each recipe split scored (teacher-forced)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    if args.attention and args.gold_trees:
+        parser.error("--attention reads the recipe's binarized splits, not --gold-trees")
     started = time.perf_counter()
     try:
-        recipe = json.loads((args.recipe / "recipe.json").read_text(encoding="utf-8"))
-        if recipe.get("task") not in hg.TASKS:
-            raise FairseqTreeError(f"{args.recipe / 'recipe.json'}: not a recipe of "
-                                   "prepare-hierarchical-generalization.sh (no task)")
+        recipe = read_recipe(args.recipe)
         sources = ({path.stem: path for path in args.gold_trees} if args.gold_trees else
-                   {split: args.recipe / recipe["gold_trees"] / f"{split}.src"
-                    for split in args.split or ("test", "gen")})
-        splits = {}
-        model = load(args.checkpoint, args.recipe, args.batch_size)
-        for name, path in sources.items():
-            trees = read_gold_trees(path)
-            lines, given_trees = model_inputs(trees, recipe)
-            outputs = translate(model, lines, given_trees, args.beam, args.batch_size)
-            splits[name] = summarize(trees, outputs)
-            print(f"{name}: {splits[name]['all']}", file=sys.stderr)
+                   recipe_sources(args.recipe, recipe, args.split or ("test", "gen")))
+        splits = score(args.recipe, args.checkpoint, sources, recipe, args.beam,
+                       args.batch_size)
+        attention = {split: decoder_attention(args.checkpoint, args.recipe, recipe, split,
+                                              args.attention)
+                     for split in (sources if args.attention else ())}
     except (OSError, FairseqTreeError) as error:
         sys.exit(f"error: {error}")
     report = {"task": recipe["task"], "trees": recipe["trees"],
               "model": args.model or args.checkpoint.parent.name,
               "checkpoint": str(args.checkpoint), "recipe": str(args.recipe),
               "beam": args.beam, "splits": splits,
+              **({"attention": attention} if attention else {}),
               "seconds": round(time.perf_counter() - started, 1),
               "command": " ".join(["python -m bench.hierarchical_generalization",
                                    *(argv if argv is not None else sys.argv[1:])]),
               "machine": machine()}
-    return end_report(report, markdown_lines(report), str(args.json) if args.json else None)
+    lines = markdown_lines(report) + ([""] + attention_lines(report) if attention else [])
+    return end_report(report, lines, str(args.json) if args.json else None)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from conftest import GENERATE, ROOT, TRAIN, run_cli
 
 import prepare_hierarchical_generalization as prep
 from bench import hierarchical_generalization as scoring
+from bench import hierarchical_generalization_seeds as seeds
 from fairseq_tree.parsing import build_parser, right_branching_tree
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
 from fairseq_tree.trees import hierarchical_generalization as hg
@@ -97,6 +98,23 @@ def test_question_targets_move_the_main_auxiliary_or_the_first():
     assert hg.is_decisive(tree) and not hg.is_ambiguous(tree)
     declarative = parse_bracketed(format_bracketed(tree).replace("QUEST", "DECL"))
     assert " ".join(hg.target(declarative)) == "my zebra who can swim will giggle ."
+    assert hg.key_words(tree) == {"words": {"subject noun": 1, "main auxiliary": 5,
+                                            "first auxiliary": 3}, "subject_span": (0, 5)}
+
+
+def test_key_words_and_their_columns_in_a_left_padded_batch_row():
+    tree = parse_bracketed(
+        "(ROOT (S (NP (NP (DT my) (NN zebra)) (PP (IN by) (NP (DT the) (NNS yaks)))) "
+        "(VP (VBD swam)) (. .)) (MARK PRESENT))")
+    assert hg.key_words(tree) == {"words": {"subject noun": 1, "nearest noun": 4,
+                                            "main verb": 5}, "subject_span": (0, 5)}
+    # 8 leaves and EOS left-padded by 2 in a row of 11 columns; nodes: ROOT, S, the subject NP,
+    # its first NP, a padded node, the PP
+    spans = [[2, 10], [2, 9], [2, 7], [2, 4], [0, 0], [4, 7]]
+    columns = scoring.key_columns(tree, 2, spans, [0, 1, 2, 3, 5], 11)
+    assert columns == {"subject noun": [3], "nearest noun": [6], "main verb": [7],
+                       "subject phrase": [13], "other words": [2, 4, 5, 8, 9],
+                       "other nodes": [11, 12, 14, 16], "EOS": [10]}
 
 
 def test_a_tree_of_another_grammar_is_refused():
@@ -225,9 +243,98 @@ def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
         report["splits"]["gen"]["by_subject_modifier"])
 
 
+def test_attention_at_the_scored_word_is_shared_out_over_the_roles(written, checkpoint):
+    report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                           "--split", "gen", "--attention", "10"])
+    attention = report["attention"]["gen"]
+    groups = [attention["all"], *attention["by_prediction"].values(),
+              *attention["per_layer"].values()]
+    for cells in groups:
+        assert sum(v for k, v in cells.items() if k != "examples") == pytest.approx(100, abs=0.1)
+    assert attention["all"]["examples"] == 10 == sum(
+        cells["examples"] for cells in attention["by_prediction"].values())
+    assert attention["all"]["subject phrase"] > 0  # the gold subject NP is a node
+    assert "| subject noun % | nearest noun % | main verb % | subject phrase %" in \
+        scoring.attention_lines(report)[0]
+    with pytest.raises(SystemExit):
+        scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                      "--gold-trees", str(written / "tense" / "trees" / "gen.src"),
+                      "--attention", "3"])
+
+
 def test_a_line_outside_the_grammar_is_an_error_naming_it(written, checkpoint, tmp_path):
     bad = tmp_path / "bad.trees"
     bad.write_text("(S (NP (DT the) (NN dog)) (VP (VBD barked)) (. .))\n")
     with pytest.raises(SystemExit, match=r"bad.trees:1: "):
         scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
                       "--gold-trees", str(bad)])
+
+
+def fake_run(system: str, seed: int, gen_word: float, gen_sentence: float) -> dict:
+    cells = {"examples": 10, "full_sentence": gen_sentence, "scored_word": gen_word,
+             "linear_word": 100 - gen_word, "linear_sentence": 0.0}
+    test = {**cells, "full_sentence": 99.0}
+    return {"system": system, "seed": seed, "task": "tense", "best_updates": 1000,
+            "splits": {"test": {"all": test, "by_subject_modifier": {}},
+                       "gen": {"all": cells, "by_subject_modifier": {"PP": cells}}}}
+
+
+def test_seed_summary_tests_every_system_against_the_first_with_holm():
+    runs = [fake_run("a:transformer", s, w, w / 2) for s, w in ((1, 1.0), (2, 3.0), (3, 2.0))]
+    runs += [fake_run("a:tree2seq", s, w, w / 2) for s, w in ((1, 21.0), (2, 27.0), (3, 30.0))]
+    runs += [fake_run("b:tree2seq", s, 2.0 + s, 1.0) for s in (1, 2)]
+    systems = ["a:transformer", "a:tree2seq", "b:tree2seq"]
+    rows = seeds.summary(runs, systems)
+    assert [r["seeds"] for r in rows] == [[1, 2, 3], [1, 2, 3], [1, 2]]
+    assert rows[1]["gen scored_word"]["mean"] == 26.0
+    assert rows[1]["gen scored_word"]["sd"] == pytest.approx(4.5826, abs=1e-4)
+    assert rows[2]["gen by subject modifier"]["PP"]["scored_word"]["values"] == [3.0, 4.0]
+    tests = seeds.t_tests(runs, systems)
+    assert [(t["system"], t["measure"], t["seed_list"]) for t in tests] == [
+        ("a:tree2seq", "gen scored_word", [1, 2, 3]),
+        ("a:tree2seq", "gen full_sentence", [1, 2, 3]),
+        ("b:tree2seq", "gen scored_word", [1, 2]),
+        ("b:tree2seq", "gen full_sentence", [1, 2])]
+    assert tests[0]["differences"] == [20.0, 24.0, 28.0]
+    # b's full sentences differ from a's by -0.5 and -1.5: a spread, so a test; Holm over 4
+    tested = [t for t in tests if t["p_value"] is not None]
+    assert len(tested) == 4
+    smallest = min(tested, key=lambda t: t["p_value"])
+    assert smallest["holm_p_value"] == pytest.approx(min(1.0, 4 * smallest["p_value"]))
+    assert all(t["holm_p_value"] >= t["p_value"] for t in tested)
+    report = {"task": "tense", "summary": rows, "tests": tests}
+    table = seeds.summary_table(report)
+    assert table[0].startswith("| system (config:model) | seeds | test: sentence % |")
+    assert "main verb minus a:transformer (p)" in table[0] and "Holm p (4 tests)" in table[0]
+    assert table[3].startswith("| a:tree2seq | 1, 2, 3 | 99.00 ± 0.00 | 13.00 ± 2.29 | "
+                               "26.00 ± 4.58 | 74.00 ± 4.58 | +24.00 (")
+    assert len(seeds.modifier_table(report)) == 2 + 3
+    assert any("97.3" in line for line in seeds.paper_table(report))
+
+
+def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, tmp_path):
+    """Two calls, a system each, into one JSON (as two CPU cores would run them), then a call
+    with both: the runs are the config's own (its runner, best checkpoint), scored on test and
+    the generalization set, and nothing is trained twice."""
+    common = ["--seeds", "1", "--data", str(written), "--checkpoints", str(tmp_path / "ckpt"),
+              "--json", str(tmp_path / "tense.json"), "--batch-size", "16"]
+    short = ["--", "--max-update", "2"]
+    seeds.main(["hierarchical-tense:transformer", *common, *short])
+    seeds.main(["hierarchical-tense:tree2seq", *common, *short])
+    logs = {model: tmp_path / "ckpt" / "seed-1" / "hierarchical-tense" / model / "train.log"
+            for model in ("transformer", "tree2seq")}
+    sizes = {model: log.stat().st_size for model, log in logs.items()}
+    report = seeds.main(["hierarchical-tense:transformer", "hierarchical-tense:tree2seq",
+                         *common, *short])
+    assert {model: log.stat().st_size for model, log in logs.items()} == sizes
+    assert report["systems"] == ["hierarchical-tense:transformer", "hierarchical-tense:tree2seq"]
+    assert json.loads((tmp_path / "tense.json").read_text())["runs"] == report["runs"]
+    for run in report["runs"]:
+        assert (run["updates"], run["best_updates"], run["trees"]) == (2, 2, "gold")
+        assert run["checkpoint"].endswith("checkpoint_best.pt")
+        assert {split: cells["all"]["examples"] for split, cells in run["splits"].items()} == {
+            "test": SIZES["test"], "gen": SIZES["gen"]}
+    assert [row["seeds"] for row in report["summary"]] == [[1], [1]]
+    assert report["tests"] == []  # one seed: nothing to test
+    with pytest.raises(SystemExit, match="no config nowhere.yaml"):
+        seeds.main(["nowhere:tree2seq", *common])

@@ -311,6 +311,31 @@ def scored_index(analysis: Analysis) -> int:
     return analysis.main_index if analysis.task == "tense" else 0
 
 
+def key_words(tree: Tree) -> dict:
+    """Where the two rules read in a source tree: leaf indices of the main subject's head noun,
+    and for tense of the noun nearest before the main verb (the linear rule's agreement
+    controller) and of the main verb, for questions of the main auxiliary and the first one
+    (the linear rule's); and the main subject's span [start, end) of leaves."""
+    analysis = analyze(tree)
+    positions = _positions(tree)
+    start_of = {id(node): start for node, start in positions}
+    subject = tree.children[0].children[0]
+    head = subject
+    while isinstance(head.children[0], Tree) and head.children[0].label == "NP":
+        head = head.children[0]
+    noun = next(c for c in head.children if isinstance(c, Tree) and c.label in NOUN_TAGS)
+    words = {"subject noun": start_of[id(noun)]}
+    if analysis.task == "tense":
+        words["nearest noun"] = max(start for node, start in positions
+                                    if node.label in NOUN_TAGS and start < analysis.main_index)
+        words["main verb"] = analysis.main_index
+    else:
+        words["main auxiliary"] = analysis.main_index
+        words["first auxiliary"] = analysis.first_auxiliary_index
+    subject_start = start_of[id(subject)]
+    return {"words": words, "subject_span": (subject_start, subject_start + len(leaves(subject)))}
+
+
 def is_ambiguous(tree: Tree) -> bool:
     """Whether the linear and the hierarchical rule give this example the same target: always
     with PAST or DECL; with PRESENT when the main subject and the noun nearest before the main

@@ -1,0 +1,279 @@
+"""McCoy, Frank & Linzen's (TACL 2020) hierarchical generalization, several systems and seeds:
+each system (``CONFIG:MODEL``, a config of configs/ and one of its models: tree2seq on gold,
+right-branching or spaCy trees, fairseq's Transformer on the leaves or on the linearized tree)
+trained with each seed at its config's budget, the checkpoint of the best in-distribution valid
+loss scored by bench/hierarchical_generalization.py on the test and generalization sets; mean ±
+sd over the seeds, and the seed-level paired t-test of every system against the first, with
+Holm's adjustment over all the report's tests.
+
+    python -m bench.hierarchical_generalization_seeds hierarchical-tense:transformer \\
+        hierarchical-tense:tree2seq hierarchical-tense-right-branching:tree2seq \\
+        --seeds 1 2 3 --data runs/data --checkpoints runs/hierarchical \\
+        --json bench/results/hierarchical-tense.json
+
+Each run is ``scripts/train.sh CONFIG MODEL --seed S`` (bench/compare.py's runner), its
+checkpoints and training log in ``CHECKPOINTS/seed-S/CONFIG/MODEL/``. A run already in ``--json``
+is not run again, and every finished run is added to it at once (under a lock: several calls may
+share one JSON, each with its own systems or seeds, e.g. one a CPU core with
+``OMP_NUM_THREADS=1``); the summary and the tests are rewritten from all its runs at the end of
+each call. Arguments after ``--`` go to fairseq-train.
+"""
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from bench import compare
+from bench import hierarchical_generalization as scorer
+from bench.report import (difference_cell, holm, machine, markdown_table, mean_sd_cell,
+                          paired_t_test, write_json)
+from configs.runner.config import load_config
+from configs.runner.fairseq_logs import progress_records
+from fairseq_tree.errors import FairseqTreeError
+
+SPLITS = ("test", "gen")
+# the measures every system is tested on, against the first system: the paper's (the scored
+# word on the generalization set) and the whole output there
+TESTED = (("gen", "scored_word"), ("gen", "full_sentence"))
+SUMMARIZED = (("test", "full_sentence"), ("gen", "full_sentence"), ("gen", "scored_word"),
+              ("gen", "linear_word"))
+# McCoy et al. (2020), one run each, accuracy on the generalization set in percent (their
+# Figures 3-5 and Section 5; bench/RESULTS.md sets them beside ours)
+PAPER = {
+    "tense": [("GRU, no attention (sequential)", "main verb", 3.5),
+              ("LSTM with attention (sequential)", "main verb", 0.08),
+              ("tree-GRU encoder + tree-GRU decoder, parse trees", "main verb", 97.3),
+              ("tree-GRU encoder + tree-GRU decoder, right-branching trees", "main verb", 11.9)],
+    "question": [("GRU, no attention (sequential)", "first word", 0.8),
+                 ("tree-GRU encoder + GRU decoder", "first word", 21.4),
+                 ("tree-GRU encoder + tree-GRU decoder (two variants)", "first word",
+                  "99.5-99.8")],
+}
+
+
+def parse_system(text: str) -> tuple[str, str]:
+    config, sep, model = text.partition(":")
+    if not sep or not config or not model:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected CONFIG:MODEL")
+    return config, model
+
+
+@contextlib.contextmanager
+def locked(path: Path):
+    """Exclusive use of the report ``path`` by this process (its ``.lock`` beside it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def read_report(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def best_validation(log_text: str) -> dict:
+    """The validation with the lowest loss of a run's log (the one checkpoint_best.pt holds) and
+    the number of validations."""
+    valid = [r for r in progress_records(log_text, ["valid"]) if "loss" in r]
+    if not valid:
+        raise SystemExit("hierarchical_generalization_seeds: the training log has no validation")
+    best = min(valid, key=lambda r: float(r["loss"]))
+    return {"best_valid_loss": float(best["loss"]), "best_updates": int(best["num_updates"]),
+            "validations": len(valid)}
+
+
+def train_and_score(config: str, model: str, seed: int, args, extras: list[str]) -> dict:
+    """Train (or finish training) one system with one seed, score its best checkpoint."""
+    checkpoints = (Path(args.checkpoints) / f"seed-{seed}").resolve()
+    env = {**os.environ, "DATA": str(Path(args.data).resolve()),
+           "CONFIG_DIR": str(Path(args.config_dir).resolve()), "CHECKPOINTS": str(checkpoints)}
+    save_dir = checkpoints / config / model
+    save_dir.mkdir(parents=True, exist_ok=True)
+    with open(save_dir / "train.log", "ab") as log:
+        compare.experiment("train", config, model, env,
+                           ["--seed", str(seed), *extras, *compare.JSON_LOG], log)
+    log_text = (save_dir / "train.log").read_text(encoding="utf-8")
+    recipe_dir = Path(args.data) / load_config(Path(args.config_dir) / f"{config}.yaml")["pair"]
+    started = time.perf_counter()
+    try:
+        recipe = scorer.read_recipe(recipe_dir)
+        splits = scorer.score(recipe_dir, save_dir / "checkpoint_best.pt",
+                              scorer.recipe_sources(recipe_dir, recipe, SPLITS), recipe,
+                              beam=args.beam, batch_size=args.batch_size)
+    except (OSError, FairseqTreeError) as error:
+        sys.exit(f"error: {error}")
+    return {"system": f"{config}:{model}", "config": config, "model": model, "seed": seed,
+            "task": recipe["task"], "trees": recipe["trees"],
+            **compare.training_record(log_text), **best_validation(log_text),
+            "score_seconds": round(time.perf_counter() - started, 1),
+            "checkpoint": str(save_dir / "checkpoint_best.pt"), "splits": splits}
+
+
+def measure(run: dict, split: str, name: str, modifier: str | None = None) -> float:
+    cells = run["splits"][split]
+    return (cells["all"] if modifier is None else cells["by_subject_modifier"][modifier])[name]
+
+
+def summary(runs: list[dict], systems: list[str]) -> list[dict]:
+    """A row a system: mean and sample sd over its seeds of each SUMMARIZED measure, and of the
+    generalization set's measures by subject modifier."""
+    rows = []
+    for system in systems:
+        mine = sorted((r for r in runs if r["system"] == system), key=lambda r: r["seed"])
+        if not mine:
+            continue
+
+        def cell(split, name, modifier=None):
+            values = [measure(r, split, name, modifier) for r in mine]
+            return {"mean": statistics.mean(values),
+                    "sd": statistics.stdev(values) if len(values) > 1 else None,
+                    "values": values}
+
+        modifiers = mine[0]["splits"]["gen"]["by_subject_modifier"]
+        rows.append({"system": system, "seeds": [r["seed"] for r in mine],
+                     "updates": [r["best_updates"] for r in mine],
+                     **{f"{split} {name}": cell(split, name) for split, name in SUMMARIZED},
+                     "gen by subject modifier": {
+                         modifier: {name: cell("gen", name, modifier)
+                                    for name in ("scored_word", "linear_word")}
+                         for modifier in modifiers}})
+    return rows
+
+
+def t_tests(runs: list[dict], systems: list[str]) -> list[dict]:
+    """Every system against the first, on each TESTED measure, over the seeds both have;
+    Holm's adjustment over all of them (those with a p-value)."""
+    baseline = systems[0]
+    by_seed = {s: {r["seed"]: r for r in runs if r["system"] == s} for s in systems}
+    tests = []
+    for system in systems[1:]:
+        seeds = sorted(set(by_seed[system]) & set(by_seed[baseline]))
+        if len(seeds) < 2:
+            continue
+        for split, name in TESTED:
+            tests.append({"system": system, "baseline": baseline, "measure": f"{split} {name}",
+                          "seed_list": seeds,
+                          **paired_t_test([measure(by_seed[baseline][s], split, name)
+                                           for s in seeds],
+                                          [measure(by_seed[system][s], split, name)
+                                           for s in seeds])})
+    tested = [t for t in tests if t["p_value"] is not None]
+    for test, adjusted in zip(tested, holm([t["p_value"] for t in tested])):
+        test["holm_p_value"] = adjusted
+    return tests
+
+
+def summary_table(report: dict) -> list[str]:
+    """A row a system: mean ± sd over its seeds of the whole output on test and on the
+    generalization set, of the scored word there and of how often it follows the linear rule;
+    the scored word's difference from the first system (seed-level paired t-test) and its Holm
+    p over the report's tests."""
+    word = scorer.SCORED_WORD[report["task"]]
+    tests = {t["system"]: t for t in report["tests"] if t["measure"] == "gen scored_word"}
+    body = []
+    for row in report["summary"]:
+        test = tests.get(row["system"])
+        body.append([row["system"], ", ".join(map(str, row["seeds"])),
+                     *(mean_sd_cell(row[f"{split} {name}"]) for split, name in SUMMARIZED),
+                     difference_cell(test) if test else "",
+                     f"{test['holm_p_value']:.2g}" if test and "holm_p_value" in test else ""])
+    first = report["summary"][0]["system"] if report["summary"] else ""
+    return markdown_table(
+        ["system (config:model)", "seeds", "test: sentence %", "generalization: sentence %",
+         f"generalization: {word} %", f"{word} by the linear rule %",
+         f"{word} minus {first} (p)", f"Holm p ({len(report['tests'])} tests)"], body)
+
+
+def modifier_table(report: dict) -> list[str]:
+    """The generalization set by what modifies the main subject (PP, relative clause): a row a
+    system and modifier, mean ± sd of the scored word right and of it following the linear
+    rule."""
+    word = scorer.SCORED_WORD[report["task"]]
+    body = [[row["system"], modifier, mean_sd_cell(cells["scored_word"]),
+             mean_sd_cell(cells["linear_word"])]
+            for row in report["summary"]
+            for modifier, cells in row["gen by subject modifier"].items()]
+    return markdown_table(["system", "subject modifier", f"{word} %",
+                           f"{word} by the linear rule %"], body)
+
+
+def paper_table(report: dict) -> list[str]:
+    """McCoy et al.'s figures for the report's task (one run each)."""
+    return markdown_table(["McCoy et al. (2020)", "generalization set: scored word",
+                           "accuracy %"], [list(row) for row in PAPER[report["task"]]])
+
+
+def get_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("systems", nargs="+", type=parse_system, metavar="CONFIG:MODEL",
+                        help="the first is the baseline of every test")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")),
+                        help="prepare-hierarchical-generalization.sh's output root")
+    parser.add_argument("--checkpoints", default="runs/hierarchical", help="one folder a seed")
+    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
+    parser.add_argument("--json", required=True, type=Path,
+                        help="results (read first: finished runs are not run again)")
+    parser.add_argument("--beam", type=int, default=1, help="1: greedy, as the paper")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--summary-only", action="store_true",
+                        help="train nothing: rewrite the summary and tests of --json")
+    return parser
+
+
+def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    extras = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = get_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    systems = [f"{config}:{model}" for config, model in args.systems]
+    for config, model in args.systems:
+        if not (Path(args.config_dir) / f"{config}.yaml").exists():
+            sys.exit(f"error: no config {config}.yaml in {args.config_dir}")
+    started = time.time()
+    for seed in [] if args.summary_only else args.seeds:
+        for config, model in args.systems:
+            system = f"{config}:{model}"
+            with locked(args.json):
+                done = any(r["system"] == system and r["seed"] == seed
+                           for r in read_report(args.json).get("runs", []))
+            if done:
+                continue
+            run = train_and_score(config, model, seed, args, extras)
+            with locked(args.json):  # a finished run is never lost, whoever else writes
+                report = read_report(args.json)
+                report["runs"] = [r for r in report.get("runs", [])
+                                  if not (r["system"] == system and r["seed"] == seed)] + [run]
+                write_json(str(args.json), report)
+    with locked(args.json):
+        report = read_report(args.json)
+        runs = report.get("runs", [])
+        known = list(dict.fromkeys([*report.get("systems", []), *systems]))
+        if not runs:
+            sys.exit(f"error: {args.json} holds no run")
+        ordered = [s for s in known if any(r["system"] == s for r in runs)]
+        report.update({
+            "task": runs[0]["task"], "systems": ordered,
+            "benchmark": f"McCoy et al.'s {runs[0]['task']} task: {', '.join(ordered)}; seeds "
+                         f"{', '.join(map(str, sorted({r['seed'] for r in runs})))}, each at its "
+                         "config's budget, best valid loss, greedy decoding",
+            "command": " ".join(["python -m bench.hierarchical_generalization_seeds", *argv]),
+            "machine": machine(), "date": time.strftime("%Y-%m-%d"),
+            "wall_seconds_this_call": round(time.time() - started),
+            "summary": summary(runs, ordered), "tests": t_tests(runs, ordered),
+            "runs": runs})
+        write_json(str(args.json), report)
+    print("\n".join(summary_table(report) + [""] + modifier_table(report)), flush=True)
+    return report
+
+
+if __name__ == "__main__":
+    main()
