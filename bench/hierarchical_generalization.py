@@ -120,30 +120,82 @@ def score(recipe_dir: Path, checkpoint: Path, sources: dict[str, Path], recipe: 
 
 
 def key_columns(tree, offset: int, spans, real_nodes, num_columns: int) -> dict:
-    """{role: column indices} of one source among the keys [leaves; nodes] of a batch row:
-    the words of ``hg.key_words`` (leaf ``j`` at column ``offset + j``), the main subject's
-    phrase (every node of its span; none in a tree without it), the other words, the other
-    nodes and EOS (the last leaf)."""
+    """{role: column indices} of one source among the keys [leaves; nodes] of a batch row (leaf
+    ``j`` at column ``offset + j``, node ``m`` at ``num_columns + m``): the words of
+    ``hg.key_words``; the nodes of each of its phrases' spans ("... phrase"; none where the
+    tree has no such node; a node counts once, for the first role it fits); the nodes that
+    start at the main verb or auxiliary (its VP), those over it and the subject (the clause,
+    the root); the other words, the other nodes and EOS (the last leaf)."""
     keys = hg.key_words(tree)
-    words = {role: [offset + index] for role, index in keys["words"].items()}
-    start, end = keys["subject_span"]
-    phrase = [num_columns + m for m in real_nodes
-              if tuple(spans[m]) == (offset + start, offset + end)]
+    columns = {role: [offset + index] for role, index in keys["words"].items()}
+    taken = {offset + index for index in keys["words"].values()}
+    node_spans = {num_columns + m: (spans[m][0] - offset, spans[m][1] - offset)
+                  for m in real_nodes}
+
+    def claim(role, fits):
+        columns[role] = [c for c, span in node_spans.items() if c not in taken and fits(span)]
+        taken.update(columns[role])
+
+    main = keys["main_index"]
+    for name, phrase in keys["phrases"].items():
+        claim(f"{name} phrase", lambda span, phrase=tuple(phrase): span == phrase)
+    claim("main word's VP", lambda span: span[0] == main)
+    claim("clause and root", lambda span: span[0] < main < span[1])
     eos = offset + len(hg.leaves(tree))
-    taken = {c for columns in words.values() for c in columns} | set(phrase) | {eos}
-    return {**words, "subject phrase": phrase,
-            "other words": [c for c in range(offset, eos) if c not in taken],
-            "other nodes": [num_columns + m for m in real_nodes if num_columns + m not in taken],
-            "EOS": [eos]}
+    columns["other words"] = [c for c in range(offset, eos) if c not in taken]
+    claim("other nodes", lambda span: True)
+    columns["EOS"] = [eos]
+    return columns
+
+
+class Shares:
+    """Sums of attention shares {role: probability} by group, as mean percentages."""
+
+    def __init__(self):
+        self.groups: dict = {}
+
+    def add(self, group, shares: dict):
+        bucket = self.groups.setdefault(group, {"count": 0, "shares": {}})
+        bucket["count"] += 1
+        for role, share in shares.items():
+            bucket["shares"][role] = bucket["shares"].get(role, 0.0) + share
+
+    def percent(self, group, per: int = 1) -> dict:
+        bucket = self.groups[group]
+        return {role: round(100 * total / bucket["count"], 2)
+                for role, total in bucket["shares"].items()} | {"examples": bucket["count"] // per}
+
+    def report(self, layers: int) -> dict:
+        return {"all": self.percent("all", layers),
+                "by_prediction": {group: self.percent(group, layers)
+                                  for group in PREDICTIONS if group in self.groups},
+                "per_layer": {str(layer): self.percent(layer)
+                              for layer in range(1, layers + 1)}}
+
+
+PREDICTIONS = ("hierarchical", "linear", "other")
+
+
+def head_weights(module, args, kwargs):
+    """A forward pre-hook that asks an attention for its per-head weights."""
+    return args, {**kwargs, "need_weights": True, "need_head_weights": True}
+
+
+def heads_averaged(weights):
+    """B x T x S weights: fairseq's attention returns H x B x T x S per head, or (torch's fused
+    path) their mean already."""
+    return weights.mean(dim=0) if weights.dim() == 4 else weights
 
 
 def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: str = "gen",
                       max_sentences: int | None = None, max_tokens: int = 4096) -> dict:
     """Where a tree2seq decoder looks when it writes the scored word (tense: the main verb;
-    question: the first word): its cross-attention from that target position, teacher-forced
-    on the hierarchical target, heads and layers averaged (fairseq-tree-analyze's recorder),
-    in percent on each role of ``key_columns``: overall, per decoder layer, and by what the
-    model predicts there (the hierarchical rule's word, the linear rule's, another)."""
+    question: the first word), teacher-forced on the hierarchical target, heads averaged, in
+    percent: its cross-attention on each role of ``key_columns`` (fairseq-tree-analyze's
+    recorder), and for tense its self-attention on the target prefix it has written (the same
+    words at the same positions): on the main subject's noun, on the noun nearest before the
+    verb, on the rest. Each overall (layers averaged), per decoder layer, and by what the model
+    predicts there (the hierarchical rule's word, the linear rule's, another)."""
     import torch
 
     from fairseq_tree.cli.analyze import AttentionRecorder, load
@@ -152,20 +204,27 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
     binarized = recipe["splits"][split]
     trees = read_gold_trees(recipe_dir / recipe["gold_trees"] / f"{split}.src")
     task.load_dataset(binarized)
-    dataset = task.dataset(binarized)
-    batches = task.get_batch_iterator(dataset, max_tokens=max_tokens, max_positions=None,
-                                      ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
-    layers: list = []
+    batches = task.get_batch_iterator(task.dataset(binarized), max_tokens=max_tokens,
+                                      max_positions=None, ignore_invalid_inputs=False,
+                                      ).next_epoch_itr(shuffle=False)
+    cross: list = []
     recorder = AttentionRecorder(model, lambda kind, layer, probs:
-                                 layers.append(probs.mean(dim=1)) if kind == "decoder" else None)
-    sums: dict = {}
-    per_layer: dict = {}
-    target_dictionary = task.target_dictionary
+                                 cross.append(probs.mean(dim=1)) if kind == "decoder" else None)
+    prefix: list = []
+    handles = []
+    if recipe["task"] == "tense":
+        for layer in model.decoder.layers:
+            handles.append(layer.self_attn.register_forward_pre_hook(head_weights,
+                                                                     with_kwargs=True))
+            handles.append(layer.self_attn.register_forward_hook(
+                lambda module, args, output: prefix.append(heads_averaged(output[1]))))
+    shares = {"cross_attention": Shares(), "self_attention": Shares()}
     model.eval()
     try:
         with torch.no_grad():
             for sample in batches:
-                layers.clear()
+                cross.clear()
+                prefix.clear()
                 logits = model(**sample["net_input"])[0]
                 net = sample["net_input"]
                 width = net["src_tokens"].size(1)
@@ -178,34 +237,33 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
                     offset = width - int(net["src_lengths"][row]) if task.cfg.left_pad_source \
                         else 0
                     real = [m for m, (a, b) in enumerate(spans[row]) if a < b]
-                    columns = key_columns(tree, offset, spans[row], real, width)
-                    predicted = target_dictionary[int(logits[row, position].argmax())]
+                    columns = {"cross_attention": key_columns(tree, offset, spans[row], real,
+                                                              width)}
+                    if prefix:  # target token j is the decoder's input j + 1 (after EOS)
+                        words = hg.key_words(tree)["words"]
+                        named = {role: [words[role] + 1] for role in ("subject noun",
+                                                                      "nearest noun")}
+                        columns["self_attention"] = {**named, "rest of the prefix": [
+                            j for j in range(position + 1)
+                            if j not in (words["subject noun"] + 1, words["nearest noun"] + 1)]}
+                    predicted = task.target_dictionary[int(logits[row, position].argmax())]
                     group = ("hierarchical" if predicted == hg.target(tree)[position] else
                              "linear" if predicted == hg.target(tree, linear=True)[position]
                              else "other")
-                    for layer, probs in enumerate(layers):
-                        weights = probs[row, position]
-                        shares = {role: float(weights[cols].sum()) if cols else 0.0
-                                  for role, cols in columns.items()}
-                        for name, table in (("all", sums), (group, sums),
-                                            (layer + 1, per_layer)):
-                            bucket = table.setdefault(name, {"count": 0, "shares": {}})
-                            bucket["count"] += 1
-                            for role, share in shares.items():
-                                bucket["shares"][role] = bucket["shares"].get(role, 0.0) + share
+                    for kind, probs in (("cross_attention", cross), ("self_attention", prefix)):
+                        for layer, weights in enumerate(probs):
+                            at = weights[row, position]
+                            one = {role: float(at[cols].sum()) if cols else 0.0
+                                   for role, cols in columns[kind].items()}
+                            for name in ("all", group, layer + 1):
+                                shares[kind].add(name, one)
     finally:
         recorder.remove()
-
-    def percent(bucket, per):
-        return {role: round(100 * total / bucket["count"], 2)
-                for role, total in bucket["shares"].items()} | {"examples": bucket["count"] // per}
-
-    count = len(per_layer)
+        for handle in handles:
+            handle.remove()
     return {"split": split, "query": f"the target position of the {SCORED_WORD[recipe['task']]}",
-            "all": percent(sums["all"], count),
-            "by_prediction": {group: percent(sums[group], count)
-                              for group in ("hierarchical", "linear", "other") if group in sums},
-            "per_layer": {str(layer): percent(bucket, 1) for layer, bucket in per_layer.items()},
+            **{kind: found.report(len(model.decoder.layers))
+               for kind, found in shares.items() if found.groups},
             "choices": "teacher forcing on the hierarchical target; probability mass, heads and "
                        "layers averaged with equal weight; prediction: the argmax there"}
 
@@ -244,16 +302,18 @@ def markdown_lines(report: dict, splits=None) -> list[str]:
     return markdown_table(header, rows)
 
 
-def attention_lines(report: dict) -> list[str]:
+def attention_lines(report: dict, kind: str = "cross_attention") -> list[str]:
     """The table of a report's ``attention`` (or of several models' reports): a row a model,
-    split and prediction group, the percent of the decoder's attention on each role."""
+    split and prediction group, the percent of the decoder's ``kind`` of attention
+    (cross_attention, self_attention) on each role."""
     models = report.get("models") or {report.get("model", "model"): report}
-    roles = [role for role in next(iter(next(iter(models.values()))["attention"].values()))["all"]
-             if role != "examples"]
+    first = next(iter(next(iter(models.values()))["attention"].values()))[kind]
+    roles = [role for role in first["all"] if role != "examples"]
     rows = []
     for name, one in models.items():
         for split, result in one["attention"].items():
-            for group, cells in [("all", result["all"]), *result["by_prediction"].items()]:
+            found = result[kind]
+            for group, cells in [("all", found["all"]), *found["by_prediction"].items()]:
                 rows.append([name, split, group, f"{cells['examples']:,}",
                              *(f"{cells[role]:.1f}" for role in roles)])
     return markdown_table(["model", "split", "prediction", "examples",
@@ -300,7 +360,11 @@ def main(argv=None) -> dict:
               "command": " ".join(["python -m bench.hierarchical_generalization",
                                    *(argv if argv is not None else sys.argv[1:])]),
               "machine": machine()}
-    lines = markdown_lines(report) + ([""] + attention_lines(report) if attention else [])
+    lines = markdown_lines(report)
+    if attention:
+        lines += ["", *attention_lines(report)]
+        if report["task"] == "tense":
+            lines += ["", *attention_lines(report, "self_attention")]
     return end_report(report, lines, str(args.json) if args.json else None)
 
 

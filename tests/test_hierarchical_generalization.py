@@ -98,23 +98,28 @@ def test_question_targets_move_the_main_auxiliary_or_the_first():
     assert hg.is_decisive(tree) and not hg.is_ambiguous(tree)
     declarative = parse_bracketed(format_bracketed(tree).replace("QUEST", "DECL"))
     assert " ".join(hg.target(declarative)) == "my zebra who can swim will giggle ."
-    assert hg.key_words(tree) == {"words": {"subject noun": 1, "main auxiliary": 5,
-                                            "first auxiliary": 3}, "subject_span": (0, 5)}
+    assert hg.key_words(tree) == {
+        "words": {"subject noun": 1, "main auxiliary": 5, "first auxiliary": 3},
+        "phrases": {"subject": (0, 5), "subject noun": (0, 2)}, "main_index": 5}
 
 
 def test_key_words_and_their_columns_in_a_left_padded_batch_row():
     tree = parse_bracketed(
         "(ROOT (S (NP (NP (DT my) (NN zebra)) (PP (IN by) (NP (DT the) (NNS yaks)))) "
         "(VP (VBD swam)) (. .)) (MARK PRESENT))")
-    assert hg.key_words(tree) == {"words": {"subject noun": 1, "nearest noun": 4,
-                                            "main verb": 5}, "subject_span": (0, 5)}
-    # 8 leaves and EOS left-padded by 2 in a row of 11 columns; nodes: ROOT, S, the subject NP,
-    # its first NP, a padded node, the PP
-    spans = [[2, 10], [2, 9], [2, 7], [2, 4], [0, 0], [4, 7]]
-    columns = scoring.key_columns(tree, 2, spans, [0, 1, 2, 3, 5], 11)
+    assert hg.key_words(tree) == {
+        "words": {"subject noun": 1, "nearest noun": 4, "main verb": 5},
+        "phrases": {"subject": (0, 5), "subject noun": (0, 2), "nearest noun": (3, 5)},
+        "main_index": 5}
+    # 8 leaves and EOS left-padded by 2 in a row of 11 columns; nodes (columns 11-18): ROOT, S,
+    # the subject NP, its first NP, a padded node, the PP, its NP, the main VP
+    spans = [[2, 10], [2, 9], [2, 7], [2, 4], [0, 0], [4, 7], [5, 7], [7, 8]]
+    columns = scoring.key_columns(tree, 2, spans, [0, 1, 2, 3, 5, 6, 7], 11)
     assert columns == {"subject noun": [3], "nearest noun": [6], "main verb": [7],
-                       "subject phrase": [13], "other words": [2, 4, 5, 8, 9],
-                       "other nodes": [11, 12, 14, 16], "EOS": [10]}
+                       "subject phrase": [13], "subject noun phrase": [14],
+                       "nearest noun phrase": [17], "main word's VP": [18],
+                       "clause and root": [11, 12],
+                       "other words": [2, 4, 5, 8, 9], "other nodes": [16], "EOS": [10]}
 
 
 def test_a_tree_of_another_grammar_is_refused():
@@ -246,16 +251,20 @@ def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
 def test_attention_at_the_scored_word_is_shared_out_over_the_roles(written, checkpoint):
     report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
                            "--split", "gen", "--attention", "10"])
-    attention = report["attention"]["gen"]
-    groups = [attention["all"], *attention["by_prediction"].values(),
-              *attention["per_layer"].values()]
-    for cells in groups:
-        assert sum(v for k, v in cells.items() if k != "examples") == pytest.approx(100, abs=0.1)
-    assert attention["all"]["examples"] == 10 == sum(
-        cells["examples"] for cells in attention["by_prediction"].values())
-    assert attention["all"]["subject phrase"] > 0  # the gold subject NP is a node
-    assert "| subject noun % | nearest noun % | main verb % | subject phrase %" in \
+    for kind in ("cross_attention", "self_attention"):
+        attention = report["attention"]["gen"][kind]
+        groups = [attention["all"], *attention["by_prediction"].values(),
+                  *attention["per_layer"].values()]
+        for cells in groups:
+            assert sum(v for k, v in cells.items() if k != "examples") == pytest.approx(
+                100, abs=0.1)
+        assert attention["all"]["examples"] == 10 == sum(
+            cells["examples"] for cells in attention["by_prediction"].values())
+    assert report["attention"]["gen"]["cross_attention"]["all"]["subject phrase"] > 0
+    assert "| subject noun % | nearest noun % | main verb % | subject phrase % |" in \
         scoring.attention_lines(report)[0]
+    assert "| subject noun % | nearest noun % | rest of the prefix % |" in \
+        scoring.attention_lines(report, "self_attention")[0]
     with pytest.raises(SystemExit):
         scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
                       "--gold-trees", str(written / "tense" / "trees" / "gen.src"),

@@ -312,28 +312,33 @@ def scored_index(analysis: Analysis) -> int:
 
 
 def key_words(tree: Tree) -> dict:
-    """Where the two rules read in a source tree: leaf indices of the main subject's head noun,
-    and for tense of the noun nearest before the main verb (the linear rule's agreement
-    controller) and of the main verb, for questions of the main auxiliary and the first one
-    (the linear rule's); and the main subject's span [start, end) of leaves."""
+    """Where the two rules read in a source tree. ``words``: leaf indices of the main subject's
+    head noun, and for tense of the noun nearest before the main verb (the linear rule's
+    agreement controller) and of the main verb, for questions of the main auxiliary and the
+    first one (the linear rule's). ``phrases``: spans [start, end) of leaves of the main
+    subject, of its head noun's base NP and (tense) of the nearest noun's base NP.
+    ``main_index``: the main verb's or auxiliary's leaf."""
     analysis = analyze(tree)
     positions = _positions(tree)
-    start_of = {id(node): start for node, start in positions}
+    span = {id(node): (start, start + len(leaves(node))) for node, start in positions}
     subject = tree.children[0].children[0]
     head = subject
     while isinstance(head.children[0], Tree) and head.children[0].label == "NP":
         head = head.children[0]
     noun = next(c for c in head.children if isinstance(c, Tree) and c.label in NOUN_TAGS)
-    words = {"subject noun": start_of[id(noun)]}
+    words = {"subject noun": span[id(noun)][0]}
+    phrases = {"subject": span[id(subject)], "subject noun": span[id(head)]}
     if analysis.task == "tense":
-        words["nearest noun"] = max(start for node, start in positions
-                                    if node.label in NOUN_TAGS and start < analysis.main_index)
+        nearest = max((start, parent) for parent, _ in positions for child in parent.children
+                      if isinstance(child, Tree) and child.label in NOUN_TAGS
+                      for start in [span[id(child)][0]] if start < analysis.main_index)
+        words["nearest noun"] = nearest[0]
         words["main verb"] = analysis.main_index
+        phrases["nearest noun"] = span[id(nearest[1])]
     else:
         words["main auxiliary"] = analysis.main_index
         words["first auxiliary"] = analysis.first_auxiliary_index
-    subject_start = start_of[id(subject)]
-    return {"words": words, "subject_span": (subject_start, subject_start + len(leaves(subject)))}
+    return {"words": words, "phrases": phrases, "main_index": analysis.main_index}
 
 
 def is_ambiguous(tree: Tree) -> bool:
