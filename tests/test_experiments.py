@@ -41,7 +41,8 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
                                      "tree2seq-nodes-only", "tree2seq-no-subtree-mask"],
               "hierarchical-tense-right-branching": ["tree2seq"],
               "hierarchical-tense-spacy": ["tree2seq"],
-              "hierarchical-question": ["tree2seq", "transformer", "transformer-linearized"],
+              "hierarchical-question": ["tree2seq", "transformer", "transformer-linearized",
+                                        "tree2seq-nodes-only"],
               "hierarchical-question-right-branching": ["tree2seq"]}
 # What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
 BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
