@@ -27,6 +27,7 @@ from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import TreeSyntaxError, format_bracketed, parse_bracketed
 from fairseq_tree.trees import hierarchical_generalization as hg
 
+ROOT = Path(__file__).resolve().parents[1]
 MEASURES = ("full_sentence", "scored_word", "linear_word", "linear_sentence")
 SCORED_WORD = {"tense": "main verb", "question": "first word"}
 
@@ -189,18 +190,25 @@ def heads_averaged(weights):
 
 def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: str = "gen",
                       max_sentences: int | None = None, max_tokens: int = 4096) -> dict:
-    """Where a tree2seq decoder looks when it writes the scored word (tense: the main verb;
-    question: the first word), teacher-forced on the hierarchical target, heads averaged, in
-    percent: its cross-attention on each role of ``key_columns`` (fairseq-tree-analyze's
-    recorder), and for tense its self-attention on the target prefix it has written (the same
-    words at the same positions): on the main subject's noun, on the noun nearest before the
-    verb, on the rest. Each overall (layers averaged), per decoder layer, and by what the model
-    predicts there (the hierarchical rule's word, the linear rule's, another)."""
+    """Where a decoder looks when it writes the scored word (tense: the main verb; question:
+    the first word), teacher-forced on the hierarchical target, heads averaged, in percent:
+    a tree2seq decoder's cross-attention on each role of ``key_columns`` (fairseq-tree-analyze's
+    recorder), and for tense any decoder's self-attention on the target prefix it has written
+    (the same words at the same positions): on the main subject's noun, on the noun nearest
+    before the verb, on the rest. Each overall (layers averaged), per decoder layer, and by what
+    the model predicts there (the hierarchical rule's word, the linear rule's, another)."""
     import torch
+    from fairseq import checkpoint_utils
 
-    from fairseq_tree.cli.analyze import AttentionRecorder, load
+    import fairseq_tree  # noqa: F401  (registers the task and models)
+    from fairseq_tree.cli.analyze import AttentionRecorder
 
-    model, task = load(str(recipe_dir / "data-bin"), str(checkpoint))
+    if not checkpoint.is_file():
+        raise FairseqTreeError(f"{checkpoint}: no such checkpoint")
+    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+        [str(checkpoint)], arg_overrides={"data": str(recipe_dir / "data-bin")})
+    model = models[0]
+    reads_trees = getattr(task.cfg, "tree_input", "tree") == "tree"
     binarized = recipe["splits"][split]
     trees = read_gold_trees(recipe_dir / recipe["gold_trees"] / f"{split}.src")
     task.load_dataset(binarized)
@@ -228,7 +236,7 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
                 logits = model(**sample["net_input"])[0]
                 net = sample["net_input"]
                 width = net["src_tokens"].size(1)
-                spans = net["src_node_spans"].tolist()
+                spans = net["src_node_spans"].tolist() if reads_trees else None
                 for row, index in enumerate(sample["id"].tolist()):
                     if max_sentences is not None and index >= max_sentences:
                         continue
@@ -236,9 +244,11 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
                     position = hg.scored_index(hg.analyze(tree))
                     offset = width - int(net["src_lengths"][row]) if task.cfg.left_pad_source \
                         else 0
-                    real = [m for m, (a, b) in enumerate(spans[row]) if a < b]
-                    columns = {"cross_attention": key_columns(tree, offset, spans[row], real,
-                                                              width)}
+                    columns = {}
+                    if reads_trees:
+                        real = [m for m, (a, b) in enumerate(spans[row]) if a < b]
+                        columns["cross_attention"] = key_columns(tree, offset, spans[row], real,
+                                                                 width)
                     if prefix:  # target token j is the decoder's input j + 1 (after EOS)
                         words = hg.key_words(tree)["words"]
                         named = {role: [words[role] + 1] for role in ("subject noun",
@@ -261,6 +271,9 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
         recorder.remove()
         for handle in handles:
             handle.remove()
+    if not any(found.groups for found in shares.values()):
+        raise FairseqTreeError(f"{checkpoint}: nothing to analyze (no tree to cross-attend, and "
+                               "a question's first word has no prefix)")
     return {"split": split, "query": f"the target position of the {SCORED_WORD[recipe['task']]}",
             **{kind: found.report(len(model.decoder.layers))
                for kind, found in shares.items() if found.groups},
@@ -302,12 +315,16 @@ def markdown_lines(report: dict, splits=None) -> list[str]:
     return markdown_table(header, rows)
 
 
-def attention_lines(report: dict, kind: str = "cross_attention") -> list[str]:
-    """The table of a report's ``attention`` (or of several models' reports): a row a model,
-    split and prediction group, the percent of the decoder's ``kind`` of attention
-    (cross_attention, self_attention) on each role."""
-    models = report.get("models") or {report.get("model", "model"): report}
-    first = next(iter(next(iter(models.values()))["attention"].values()))[kind]
+def attention_lines(report: dict, kind: str = "cross_attention", also: str = "") -> list[str]:
+    """The table of a report's ``attention``, with the reports of ``also`` (JSON files of this
+    scorer, comma-separated, relative to the repository root) after it: a row a model, split
+    and prediction group, the percent of the decoder's ``kind`` of attention (cross_attention,
+    self_attention) on each role."""
+    models = {report.get("model", "model"): report}
+    for path in filter(None, also.split(",")):
+        other = json.loads((ROOT / path).read_text(encoding="utf-8"))
+        models[other.get("model", path)] = other
+    first = next(iter(report["attention"].values()))[kind]
     roles = [role for role in first["all"] if role != "examples"]
     rows = []
     for name, one in models.items():
@@ -361,10 +378,9 @@ def main(argv=None) -> dict:
                                    *(argv if argv is not None else sys.argv[1:])]),
               "machine": machine()}
     lines = markdown_lines(report)
-    if attention:
-        lines += ["", *attention_lines(report)]
-        if report["task"] == "tense":
-            lines += ["", *attention_lines(report, "self_attention")]
+    for kind in ("cross_attention", "self_attention"):
+        if attention and all(kind in result for result in attention.values()):
+            lines += ["", *attention_lines(report, kind)]
     return end_report(report, lines, str(args.json) if args.json else None)
 
 

@@ -345,5 +345,11 @@ def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, 
             "test": SIZES["test"], "gen": SIZES["gen"]}
     assert [row["seeds"] for row in report["summary"]] == [[1], [1]]
     assert report["tests"] == []  # one seed: nothing to test
+    # a Transformer has no tree to cross-attend: only its self-attention on the prefix
+    transformer = tmp_path / "ckpt" / "seed-1" / "hierarchical-tense" / "transformer"
+    attention = scoring.decoder_attention(transformer / "checkpoint_best.pt", written / "tense",
+                                          scoring.read_recipe(written / "tense"), "gen", 5)
+    assert "cross_attention" not in attention
+    assert attention["self_attention"]["all"]["examples"] == 5
     with pytest.raises(SystemExit, match="no config nowhere.yaml"):
         seeds.main(["nowhere:tree2seq", *common])
