@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from recipe_steps import spacy_model_version
+
 from fairseq_tree.data.preprocess import preprocess_folder
 from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.errors import FairseqTreeError
@@ -100,6 +102,14 @@ def source_trees(splits: dict, source: str, spacy_model: str | None) -> dict[str
         parser.close()
 
 
+def spacy_pipeline(model: str) -> dict:
+    """The recipe's record of the spaCy pipeline that parsed it (what the hub parses with)."""
+    import spacy
+
+    return {"model": model, "model_version": spacy_model_version(model, "en"),
+            "spacy_version": spacy.__version__}
+
+
 def write_lines(path: Path, lines):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
@@ -132,16 +142,17 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
         if binarise:
             preprocess_folder(pair_dir, test=("test", "gen"), joined_dictionary=True,
                               workers=workers)
-        steps = TextSteps(tokenize="none", parser=None if source == "gold" else source,
-                          parser_options={"spacy_model": spacy_model} if source == "spacy" else {})
-        recipe = Recipe("translation", steps, src="src", tgt="tgt", details={
+        steps = TextSteps(tokenize="none", parser=None if source == "gold" else source)
+        details = {
             "pair": pair_name(task, source), "task": task, "trees": source,
             "gold_trees": "trees" if source == "gold" else GOLD_TREES,
             "sizes": {split: len(splits[split]) for split in SPLITS},
             "splits": dict(BINARIZED_AS),
             "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
                           "rule_probabilities": "uniform", "stats": stats},
-        })
+        }
+        recipe = Recipe("translation", steps, src="src", tgt="tgt", details=details,
+                        spacy=spacy_pipeline(spacy_model) if source == "spacy" else None)
         recipe.write(pair_dir)
         recipes[pair_name(task, source)] = recipe.to_json()
     return recipes

