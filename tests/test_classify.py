@@ -171,22 +171,28 @@ def classify(checkpoint: Path, *args, check=True):
     return run_cli("fairseq-tree-classify", "--path", checkpoint, "--cpu", *args, check=check)
 
 
-def output(predictions) -> list[str]:
-    return [f"{p.label}\t{p.probability:.6f}" for p in predictions]
+def output(predictions, symbols=False) -> list[str]:
+    return [f"{p.label if symbols else p.name}\t{p.probability:.6f}" for p in predictions]
 
 
 def test_cli_reads_the_recipe(agreement, tmp_path):
     """fairseq-tree-classify --recipe on raw lines (DTT: the spaCy parse's heads), and with
-    --trees and no recipe (roberta): one line each, the class and its probability (or every
-    class's), as predict() gives them."""
+    --trees and no recipe (roberta): one line each, the class (the recipe's name for it, or
+    its symbol) and its probability (or every class's), as predict() gives them."""
     work, checkpoints = agreement
     raw = read(work / "text" / "valid.tok")
     hub = from_pretrained(str(checkpoints["dtt"].parent), checkpoints["dtt"].name,
                           recipe=str(work))
+    predictions = hub.predict(raw)
     proc = classify(checkpoints["dtt"], "--recipe", work,
                     "--input", write_lines(tmp_path / "raw.txt", raw))
-    assert proc.stdout.splitlines() == output(hub.predict(raw))
+    assert proc.stdout.splitlines() == output(predictions)
+    assert {line.split("\t")[0] for line in proc.stdout.splitlines()} <= {
+        "singular (VBZ)", "plural (VBP)"}
     assert f"{len(raw)} lines classified, 0 parsed as flat fallback trees" in proc.stderr
+    proc = classify(checkpoints["dtt"], "--recipe", work, "--symbols",
+                    "--input", tmp_path / "raw.txt")
+    assert proc.stdout.splitlines() == output(predictions, symbols=True)
     trees = read(work / "trees" / "valid")
     proc = classify(checkpoints["roberta"], work / "data-bin" / "agreement", "--trees",
                     "--bpe-codes", work / "bpe" / "codes", "--probabilities",

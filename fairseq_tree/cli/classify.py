@@ -9,8 +9,9 @@ Each input line goes through the steps that made the recipe's trees (``recipe.js
 tokenization, its parser (with the recorded arguments and spaCy pipeline), BPE on each leaf with
 its codes; ``--trees`` reads bracketed trees (tokenized) instead. A model of sentence pairs
 (SICK, MSRP) reads two sentences a line, a TAB between them. One output line per input line, in
-order: the class symbol (as in the recipe's class list: 0, 1, ...), a TAB, its probability
-(``--probabilities``: every class's, in class order). A line that cannot be classified (empty,
+order: the class's name where the recipe names its classes ("plural (VBP)", "positive", ...;
+``--symbols``: the class symbol, 0, 1, ..., in class order, as without a recipe), a TAB, its
+probability (``--probabilities``: every class's, in class order). A line that cannot be classified (empty,
 not a tree, longer than the model accepts) ends the run with one line naming it (FILE:LINE), as
 does a parser or spaCy pipeline that is missing. A command line over the Python API,
 ``fairseq_tree.classification_hub.from_pretrained`` and ``predict``.
@@ -34,6 +35,8 @@ def get_parser() -> argparse.ArgumentParser:
                         "data-bin the checkpoint was trained on, or the only one)")
     parser.add_argument("--probabilities", action="store_true",
                         help="print every class's probability after the class, in class order")
+    parser.add_argument("--symbols", action="store_true",
+                        help="print the class symbols (0, 1, ...), not the recipe's class names")
     return parser
 
 
@@ -45,10 +48,12 @@ def load(args):
                     raw_text_refused="--trees" if args.trees else None)
 
 
-def output_line(prediction, every_class: bool) -> str:
-    """The class symbol and its probability (or every class's), TAB-separated."""
+def output_line(prediction, every_class: bool, symbols: bool = False) -> str:
+    """The class's name (its symbol with ``symbols`` or where the recipe names no class) and its
+    probability (or every class's), TAB-separated."""
     values = prediction.probabilities.values() if every_class else [prediction.probability]
-    return "\t".join([prediction.label, *(f"{p:.6f}" for p in values)])
+    label = prediction.label if symbols or prediction.name is None else prediction.name
+    return "\t".join([label, *(f"{p:.6f}" for p in values)])
 
 
 def input_line(text: str, pairs: bool):
@@ -66,7 +71,7 @@ def classify(args):
             texts = [input_line(decode_line(raw, where).rstrip("\r\n"), pairs)
                      for where, raw in batch]
             predictions = hub.predict(texts, trees=args.trees, names=[where for where, _ in batch])
-            sink.write("".join(output_line(p, args.probabilities) + "\n"
+            sink.write("".join(output_line(p, args.probabilities, args.symbols) + "\n"
                                for p in predictions).encode("utf-8"))
             lines += len(batch)
             progress.update(len(batch))
