@@ -9,11 +9,11 @@ moved), overall and by what modifies the main subject (none, PP, relative clause
         --checkpoint checkpoints/tense/tree2seq/checkpoint_best.pt --json tense-tree2seq.json
 
 reads the recipe folder's gold trees of each split (``--split``, default test and gen), gives the
-model what the recipe gave it (the gold trees themselves, or the source tokens parsed by the
-recipe's parser: fairseq_tree.hub with the recipe), decodes greedily (``--beam``), and writes the
-JSON and prints its table. ``--gold-trees FILE`` scores other sentences of the same grammar
-instead, one bracketed gold tree a line (as the recipe writes them: the marker under the root):
-held-out sets the repository does not contain.
+model what the recipe gave it (the gold trees themselves, or the recipe's own parses of them),
+decodes greedily (``--beam``), and writes the JSON and prints its table. ``--gold-trees FILE``
+scores other sentences of the same grammar instead, one bracketed gold tree a line (as the
+recipe writes them: the marker under the root): held-out sets the repository does not contain
+(a recipe of parsed trees parses their tokens with its parser, through fairseq_tree.hub).
 """
 
 import argparse
@@ -78,11 +78,17 @@ def summarize(trees: list, outputs: list[list[str]]) -> dict:
                                     for modifier in hg.MODIFIERS if modifier in groups}}
 
 
-def model_inputs(trees: list, recipe: dict) -> tuple[list[str], bool]:
-    """What the model reads for these gold trees: the trees themselves (a gold-tree recipe), or
-    the source tokens for the hub to parse as the recipe did."""
+def model_inputs(trees: list, recipe: dict, parsed: Path | None = None) -> tuple[list[str], bool]:
+    """What the model reads for these gold trees: the trees themselves (a gold-tree recipe), the
+    recipe's own parse of them (``parsed``, a recipe split's trees/ file: what the model was
+    trained and validated on), or the source tokens for the hub to parse as the recipe did."""
     if recipe["trees"] == "gold":
         return [format_bracketed(tree) for tree in trees], True
+    if parsed is not None:
+        lines = parsed.read_text(encoding="utf-8").splitlines()
+        if len(lines) != len(trees):
+            raise FairseqTreeError(f"{parsed}: {len(lines)} trees for {len(trees)} gold trees")
+        return lines, True
     return [" ".join(hg.leaves(tree)) for tree in trees], False
 
 
@@ -106,14 +112,15 @@ def translate(model, lines: list[str], trees: bool, beam: int,
 
 
 def score(recipe_dir: Path, checkpoint: Path, sources: dict[str, Path], recipe: dict,
-          beam: int = 1, batch_size: int = 64) -> dict:
+          beam: int = 1, batch_size: int = 64, parsed: dict[str, Path] | None = None) -> dict:
     """{name: summary} of the checkpoint on each gold-tree file of ``sources`` ({name: path}),
-    the model loaded once."""
+    the model loaded once; ``parsed`` ({name: path}) the recipe's own parses of those that are
+    its splits."""
     model = load(checkpoint, recipe_dir, batch_size)
     splits = {}
     for name, path in sources.items():
         trees = read_gold_trees(path)
-        lines, given_trees = model_inputs(trees, recipe)
+        lines, given_trees = model_inputs(trees, recipe, (parsed or {}).get(name))
         outputs = translate(model, lines, given_trees, beam, batch_size)
         splits[name] = summarize(trees, outputs)
         print(f"{name}: {splits[name]['all']}", file=sys.stderr)
@@ -295,6 +302,11 @@ def recipe_sources(recipe_dir: Path, recipe: dict, splits) -> dict[str, Path]:
     return {split: recipe_dir / recipe["gold_trees"] / f"{split}.src" for split in splits}
 
 
+def recipe_parses(recipe_dir: Path, splits) -> dict[str, Path]:
+    """{split: the split's source trees as the recipe wrote them (its parser's)}."""
+    return {split: recipe_dir / "trees" / f"{split}.src" for split in splits}
+
+
 def markdown_lines(report: dict, splits=None) -> list[str]:
     """The table of a report (or of several models' reports, ``{"models": {name: report}}``):
     a row a split and subject modifier, the examples and each measure in percent."""
@@ -362,7 +374,8 @@ def main(argv=None) -> dict:
         sources = ({path.stem: path for path in args.gold_trees} if args.gold_trees else
                    recipe_sources(args.recipe, recipe, args.split or ("test", "gen")))
         splits = score(args.recipe, args.checkpoint, sources, recipe, args.beam,
-                       args.batch_size)
+                       args.batch_size, None if args.gold_trees else
+                       recipe_parses(args.recipe, sources))
         attention = {split: decoder_attention(args.checkpoint, args.recipe, recipe, split,
                                               args.attention)
                      for split in (sources if args.attention else ())}

@@ -110,7 +110,8 @@ def train_and_score(config: str, model: str, seed: int, args, extras: list[str])
         recipe = scorer.read_recipe(recipe_dir)
         splits = scorer.score(recipe_dir, save_dir / "checkpoint_best.pt",
                               scorer.recipe_sources(recipe_dir, recipe, SPLITS), recipe,
-                              beam=args.beam, batch_size=args.batch_size)
+                              beam=args.beam, batch_size=args.batch_size,
+                              parsed=scorer.recipe_parses(recipe_dir, SPLITS))
     except (OSError, FairseqTreeError) as error:
         sys.exit(f"error: {error}")
     return {"system": f"{config}:{model}", "config": config, "model": model, "seed": seed,

@@ -248,8 +248,18 @@ def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
     assert json.loads((tmp_path / "scores.json").read_text())["splits"] == report["splits"]
     assert {split: s["all"]["examples"] for split, s in report["splits"].items()} == {
         "test": SIZES["test"], "gen": SIZES["gen"]}
-    # the right-branching folder: the hub parses the tokens as the recipe did; same checkpoint
-    # vocabulary (one grammar), so the scores are computed on the same gold trees
+    # a folder of parsed trees: its splits are read as the recipe parsed them (trees/), other
+    # trees' tokens go to the hub's parser
+    control = written / "tense-right-branching"
+    recipe = scoring.read_recipe(control)
+    gold = scoring.read_gold_trees(control / "gold" / "gen.src")
+    parsed = scoring.recipe_parses(control, ["gen"])["gen"]
+    assert scoring.model_inputs(gold, recipe, parsed) == (
+        (control / "trees" / "gen.src").read_text().splitlines(), True)
+    assert scoring.model_inputs(gold, recipe) == (
+        [" ".join(hg.leaves(tree)) for tree in gold], False)
+    with pytest.raises(scoring.FairseqTreeError, match="gen.src: 40 trees for 39 gold trees"):
+        scoring.model_inputs(gold[1:], recipe, parsed)
     held_out = tmp_path / "held-out.trees"
     rng = random.Random(99)
     held_out.write_text("".join(format_bracketed(hg.sample_example(rng, "tense", True)) + "\n"
