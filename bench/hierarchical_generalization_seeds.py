@@ -178,8 +178,8 @@ def t_tests(runs: list[dict], systems: list[str]) -> list[dict]:
 def summary_table(report: dict) -> list[str]:
     """A row a system: mean ± sd over its seeds of the whole output on test and on the
     generalization set, of the scored word there and of how often it follows the linear rule;
-    the scored word's difference from the first system (seed-level paired t-test) and its Holm
-    p over the report's tests."""
+    the scored word's difference from the first system (seed-level paired t-test), its Holm p
+    over the report's tests, and the scored word seed by seed."""
     word = scorer.SCORED_WORD[report["task"]]
     tests = {t["system"]: t for t in report["tests"] if t["measure"] == "gen scored_word"}
     body = []
@@ -188,12 +188,14 @@ def summary_table(report: dict) -> list[str]:
         body.append([row["system"], ", ".join(map(str, row["seeds"])),
                      *(mean_sd_cell(row[f"{split} {name}"]) for split, name in SUMMARIZED),
                      difference_cell(test) if test else "",
-                     f"{test['holm_p_value']:.2g}" if test and "holm_p_value" in test else ""])
+                     f"{test['holm_p_value']:.2g}" if test and "holm_p_value" in test else "",
+                     ", ".join(f"{v:.2f}" for v in row["gen scored_word"]["values"])])
     first = report["summary"][0]["system"] if report["summary"] else ""
     return markdown_table(
         ["system (config:model)", "seeds", "test: sentence %", "generalization: sentence %",
          f"generalization: {word} %", f"{word} by the linear rule %",
-         f"{word} minus {first} (p)", f"Holm p ({len(report['tests'])} tests)"], body)
+         f"{word} minus {first} (p)", f"Holm p ({len(report['tests'])} tests)",
+         f"{word} % by seed"], body)
 
 
 def modifier_table(report: dict) -> list[str]:
