@@ -127,14 +127,13 @@ def score(recipe_dir: Path, checkpoint: Path, sources: dict[str, Path], recipe: 
     return splits
 
 
-def key_columns(tree, offset: int, spans, real_nodes, num_columns: int) -> dict:
+def key_columns(keys: dict, offset: int, spans, real_nodes, num_columns: int) -> dict:
     """{role: column indices} of one source among the keys [leaves; nodes] of a batch row (leaf
-    ``j`` at column ``offset + j``, node ``m`` at ``num_columns + m``): the words of
-    ``hg.key_words``; the nodes of each of its phrases' spans ("... phrase"; none where the
+    ``j`` at column ``offset + j``, node ``m`` at ``num_columns + m``): the words of ``keys``
+    (``hg.key_words`` of its tree); the nodes of each of its phrases' spans ("... phrase"; none where the
     tree has no such node; a node counts once, for the first role it fits); the nodes that
     start at the main verb or auxiliary (its VP), those over it and the subject (the clause,
     the root); the other words, the other nodes and EOS (the last leaf)."""
-    keys = hg.key_words(tree)
     columns = {role: [offset + index] for role, index in keys["words"].items()}
     taken = {offset + index for index in keys["words"].values()}
     node_spans = {num_columns + m: (spans[m][0] - offset, spans[m][1] - offset)
@@ -149,7 +148,7 @@ def key_columns(tree, offset: int, spans, real_nodes, num_columns: int) -> dict:
         claim(f"{name} phrase", lambda span, phrase=tuple(phrase): span == phrase)
     claim("main word's VP", lambda span: span[0] == main)
     claim("clause and root", lambda span: span[0] < main < span[1])
-    eos = offset + len(hg.leaves(tree))
+    eos = offset + keys["length"]
     columns["other words"] = [c for c in range(offset, eos) if c not in taken]
     claim("other nodes", lambda span: True)
     columns["EOS"] = [eos]
@@ -205,16 +204,10 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
     before the verb, on the rest. Each overall (layers averaged), per decoder layer, and by what
     the model predicts there (the hierarchical rule's word, the linear rule's, another)."""
     import torch
-    from fairseq import checkpoint_utils
 
-    import fairseq_tree  # noqa: F401  (registers the task and models)
-    from fairseq_tree.cli.analyze import AttentionRecorder
+    from fairseq_tree.cli.analyze import AttentionRecorder, load
 
-    if not checkpoint.is_file():
-        raise FairseqTreeError(f"{checkpoint}: no such checkpoint")
-    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
-        [str(checkpoint)], arg_overrides={"data": str(recipe_dir / "data-bin")})
-    model = models[0]
+    model, task = load(str(recipe_dir / "data-bin"), str(checkpoint), trees_only=False)
     reads_trees = getattr(task.cfg, "tree_input", "tree") == "tree"
     binarized = recipe["splits"][split]
     trees = read_gold_trees(recipe_dir / recipe["gold_trees"] / f"{split}.src")
@@ -248,16 +241,17 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
                     if max_sentences is not None and index >= max_sentences:
                         continue
                     tree = trees[index]
-                    position = hg.scored_index(hg.analyze(tree))
+                    keys = hg.key_words(tree)
+                    position = keys["scored_index"]
                     offset = width - int(net["src_lengths"][row]) if task.cfg.left_pad_source \
                         else 0
                     columns = {}
                     if reads_trees:
                         real = [m for m, (a, b) in enumerate(spans[row]) if a < b]
-                        columns["cross_attention"] = key_columns(tree, offset, spans[row], real,
+                        columns["cross_attention"] = key_columns(keys, offset, spans[row], real,
                                                                  width)
                     if prefix:  # target token j is the decoder's input j + 1 (after EOS)
-                        words = hg.key_words(tree)["words"]
+                        words = keys["words"]
                         named = {role: [words[role] + 1] for role in ("subject noun",
                                                                       "nearest noun")}
                         columns["self_attention"] = {**named, "rest of the prefix": [

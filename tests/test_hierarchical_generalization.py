@@ -101,7 +101,8 @@ def test_question_targets_move_the_main_auxiliary_or_the_first():
     assert " ".join(hg.target(declarative)) == "my zebra who can swim will giggle ."
     assert hg.key_words(tree) == {
         "words": {"subject noun": 1, "main auxiliary": 5, "first auxiliary": 3},
-        "phrases": {"subject": (0, 5), "subject noun": (0, 2)}, "main_index": 5}
+        "phrases": {"subject": (0, 5), "subject noun": (0, 2)}, "main_index": 5,
+        "scored_index": 0, "length": 9}
 
 
 def test_key_words_and_their_columns_in_a_left_padded_batch_row():
@@ -111,11 +112,11 @@ def test_key_words_and_their_columns_in_a_left_padded_batch_row():
     assert hg.key_words(tree) == {
         "words": {"subject noun": 1, "nearest noun": 4, "main verb": 5},
         "phrases": {"subject": (0, 5), "subject noun": (0, 2), "nearest noun": (3, 5)},
-        "main_index": 5}
+        "main_index": 5, "scored_index": 5, "length": 8}
     # 8 leaves and EOS left-padded by 2 in a row of 11 columns; nodes (columns 11-18): ROOT, S,
     # the subject NP, its first NP, a padded node, the PP, its NP, the main VP
     spans = [[2, 10], [2, 9], [2, 7], [2, 4], [0, 0], [4, 7], [5, 7], [7, 8]]
-    columns = scoring.key_columns(tree, 2, spans, [0, 1, 2, 3, 5, 6, 7], 11)
+    columns = scoring.key_columns(hg.key_words(tree), 2, spans, [0, 1, 2, 3, 5, 6, 7], 11)
     assert columns == {"subject noun": [3], "nearest noun": [6], "main verb": [7],
                        "subject phrase": [13], "subject noun phrase": [14],
                        "nearest noun phrase": [17], "main word's VP": [18],

@@ -461,7 +461,9 @@ def get_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load(data: str, path: str):
+def load(data: str, path: str, trees_only: bool = True):
+    """The checkpoint's model and task over ``data``; with ``trees_only``, an error unless it
+    is a tree2seq model reading trees."""
     import fairseq_tree  # noqa: F401  (registers the task and models)
     from fairseq import checkpoint_utils
 
@@ -470,8 +472,8 @@ def load(data: str, path: str):
     models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
         [path], arg_overrides={"data": data})
     model = models[0]
-    if getattr(task.cfg, "tree_input", "tree") != "tree" or not hasattr(model.encoder,
-                                                                         "embed_units"):
+    if trees_only and (getattr(task.cfg, "tree_input", "tree") != "tree"
+                       or not hasattr(model.encoder, "embed_units")):
         raise CliError(f"{path}: not a tree2seq model reading trees (nothing to analyze)")
     return model, task
 

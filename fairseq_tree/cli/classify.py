@@ -11,9 +11,9 @@ its codes; ``--trees`` reads bracketed trees (tokenized) instead. A model of sen
 (SICK, MSRP) reads two sentences a line, a TAB between them. One output line per input line, in
 order: the class's name where the recipe names its classes ("plural (VBP)", "positive", ...;
 ``--symbols``: the class symbol, 0, 1, ..., in class order, as without a recipe), a TAB, its
-probability (``--probabilities``: every class's, in class order). A line that cannot be classified (empty,
-not a tree, longer than the model accepts) ends the run with one line naming it (FILE:LINE), as
-does a parser or spaCy pipeline that is missing. A command line over the Python API,
+probability (``--probabilities``: every class's, in class order). A line that cannot be
+classified (empty, not a tree, longer than the model accepts) ends the run with one line
+naming it (FILE:LINE), as does a parser or spaCy pipeline that is missing. A command line over the Python API,
 ``fairseq_tree.classification_hub.from_pretrained`` and ``predict``.
 """
 

@@ -317,7 +317,8 @@ def key_words(tree: Tree) -> dict:
     agreement controller) and of the main verb, for questions of the main auxiliary and the
     first one (the linear rule's). ``phrases``: spans [start, end) of leaves of the main
     subject, of its head noun's base NP and (tense) of the nearest noun's base NP.
-    ``main_index``: the main verb's or auxiliary's leaf."""
+    ``main_index``: the main verb's or auxiliary's leaf; ``scored_index``: the target position
+    of the word the paper scores; ``length``: the source's leaves."""
     analysis = analyze(tree)
     positions = _positions(tree)
     span = {id(node): (start, start + len(leaves(node))) for node, start in positions}
@@ -338,7 +339,8 @@ def key_words(tree: Tree) -> dict:
     else:
         words["main auxiliary"] = analysis.main_index
         words["first auxiliary"] = analysis.first_auxiliary_index
-    return {"words": words, "phrases": phrases, "main_index": analysis.main_index}
+    return {"words": words, "phrases": phrases, "main_index": analysis.main_index,
+            "scored_index": scored_index(analysis), "length": len(leaves(tree))}
 
 
 def is_ambiguous(tree: Tree) -> bool:
