@@ -151,7 +151,8 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
             "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
                           "rule_probabilities": "uniform", "stats": stats},
         }
-        recipe = Recipe("translation", steps, src="src", tgt="tgt", details=details,
+        recipe = Recipe("translation", steps, src="src", tgt="tgt",
+                        languages={"src": "en", "tgt": "en"}, details=details,
                         spacy=spacy_pipeline(spacy_model) if source == "spacy" else None)
         recipe.write(pair_dir)
         recipes[pair_name(task, source)] = recipe.to_json()

@@ -23,7 +23,7 @@ task loads (tree2seq, or a Transformer on the leaves or the linearized trees).
 
 import copy
 import logging
-from typing import List, Optional, Union
+from typing import List, Optional, Tuple, Union
 
 import torch
 from fairseq import utils
@@ -67,8 +67,9 @@ def from_pretrained(model_name_or_path: str, checkpoint_file: str = "model.pt",
         data_name_or_path = data_name_or_path or record.data_bin
     loaded = load_for_inference(model_name_or_path, checkpoint_file, data_name_or_path,
                                 text=kwargs, recipe=record, overrides=overrides)
+    languages = (record.language(record.src), record.language(record.tgt)) if record else None
     return TreeHubInterface(loaded.cfg, loaded.task, loaded.models, loaded.text,
-                            detokenize=detokenize)
+                            detokenize=detokenize, languages=languages)
 
 
 class TreeHubInterface(GeneratorHubInterface):
@@ -90,7 +91,7 @@ class TreeHubInterface(GeneratorHubInterface):
     """
 
     def __init__(self, cfg, task, models, steps: Optional[TextSteps] = None,
-                 detokenize: bool = True):
+                 detokenize: bool = True, languages: Optional[Tuple[str, str]] = None):
         if not isinstance(task, TreeTranslationTask):
             raise FairseqTreeError(f"{type(task).__name__}: the checkpoint's task is not "
                                    "tree_translation")
@@ -98,14 +99,16 @@ class TreeHubInterface(GeneratorHubInterface):
         self.eval()
         self.steps = steps or TextSteps()
         self.source_lang, self.target_lang = task.cfg.source_lang, task.cfg.target_lang
-        self.source_text = TextPipeline(self.steps, self.source_lang)
-        self.target_text = TextPipeline(self.steps, self.target_lang,  # the same BPE, read once
+        # the parser's and Moses' languages: the sides' names unless the recipe says otherwise
+        source_language, target_language = languages or (self.source_lang, self.target_lang)
+        self.source_text = TextPipeline(self.steps, source_language)
+        self.target_text = TextPipeline(self.steps, target_language,  # the same BPE, read once
                                         segment=self.source_text.segment)
         self.detokenizer = None
         if detokenize:
             from sacremoses import MosesDetokenizer
 
-            self.detokenizer = MosesDetokenizer(lang=self.target_lang)
+            self.detokenizer = MosesDetokenizer(lang=target_language)
 
     @property
     def flat_fallbacks(self) -> int:

@@ -192,14 +192,29 @@ def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(writte
         assert (gold / "data-bin" / "test1.src-tgt.src.bin").is_file()
 
 
-def test_a_spacy_folder_records_the_pipeline_the_hub_parses_with(tmp_path, english_spacy_model):
+def test_a_spacy_folder_records_the_pipeline_the_hub_parses_held_out_trees_with(
+        tmp_path, english_spacy_model):
     name = english_spacy_model
-    sizes = {"train": 8, "valid": 2, "test": 2, "gen": 2}
-    prep.write_task(tmp_path, "tense", ["spacy"], sizes, 3, spacy_model=name, binarise=False,
+    sizes = {"train": 30, "valid": 4, "test": 4, "gen": 4}
+    prep.write_task(tmp_path, "tense", ["spacy"], sizes, 3, spacy_model=name,
                     progress=lambda line: None)
-    recipe = Recipe.read(tmp_path / "tense-spacy", kind="translation")
+    folder = tmp_path / "tense-spacy"
+    recipe = Recipe.read(folder, kind="translation")
     assert recipe.spacy["model"] == name
     assert recipe.text_steps().parser_options == {"spacy_model": name}
+    # the sides are named src and tgt; the parser is told the language, English
+    assert (recipe.src, recipe.language(recipe.src), recipe.language(recipe.tgt)) == (
+        "src", "en", "en")
+    save = tmp_path / "checkpoints"
+    run_cli("fairseq-train", folder / "data-bin", *TRAIN, "--source-lang", "src",
+            "--target-lang", "tgt", "--max-update", "2", "--save-dir", save)
+    held_out = tmp_path / "held-out.trees"
+    rng = random.Random(7)
+    held_out.write_text("".join(format_bracketed(hg.sample_example(rng, "tense", True)) + "\n"
+                                for _ in range(3)))
+    report = scoring.main(["--recipe", str(folder), "--checkpoint",
+                           str(save / "checkpoint_last.pt"), "--gold-trees", str(held_out)])
+    assert report["splits"]["held-out"]["all"]["examples"] == 3
 
 
 @pytest.fixture(scope="module")

@@ -122,7 +122,8 @@ class Recipe:
 
     ``text`` is what raw text goes through to become the recipe's trees (with ``parser_args``,
     the fairseq-tree-parse arguments it recorded, and ``spacy``, the pipeline); ``src``/``tgt``
-    a translation recipe's languages; ``dataset``/``views`` a classification recipe's (each view's
+    a translation recipe's languages (``languages`` the language of a side whose name is none, the
+    synthetic tasks' ``src``: what the parser and Moses are told); ``dataset``/``views`` a classification recipe's (each view's
     ``data_bin``, ``classes``, sizes); ``raw_text_refused`` why raw text cannot be read (None: it
     can); ``details`` the recipe's own fields (sizes, stats, test sets, seed, ...), written at
     the top level beside the schema's."""
@@ -133,6 +134,7 @@ class Recipe:
     spacy: Optional[dict] = None  # {"model", "model_version", "spacy_version"}
     src: Optional[str] = None
     tgt: Optional[str] = None
+    languages: Dict[str, str] = field(default_factory=dict)  # {side: language}, where they differ
     dataset: Optional[str] = None
     views: Dict[str, dict] = field(default_factory=dict)
     raw_text_refused: Optional[str] = None
@@ -158,6 +160,8 @@ class Recipe:
         for name in ("src", "tgt", "dataset", "raw_text_refused"):
             if getattr(self, name) is not None:
                 record[name] = getattr(self, name)
+        if self.languages:
+            record["languages"] = self.languages
         if self.views:
             record["views"] = self.views
         clash = sorted(set(record) & set(self.details))
@@ -190,7 +194,8 @@ class Recipe:
                                      f"{'an' if f.name == 'max_words' else 'a'} "
                                      f"{STEP_TYPES[f.name].__name__}")
             schema = {name: record.pop(name) for name in (
-                "parser_args", "spacy", "src", "tgt", "dataset", "views", "raw_text_refused")
+                "parser_args", "spacy", "src", "tgt", "languages", "dataset", "views",
+                "raw_text_refused")
                 if name in record}
             return cls(record.pop("kind"), text, folder=str(folder), details=record, **schema)
         except KeyError as err:
@@ -228,6 +233,10 @@ class Recipe:
             self.text, parser_options={"spacy_model": self.spacy["model"]} if self.spacy else {},
             **{name: self.resolve(getattr(self.text, name))
                for name in ("bpe_codes", "sentencepiece_model") if getattr(self.text, name)})
+
+    def language(self, side: str) -> str:
+        """The language of a translation recipe's side (its name, unless recorded apart)."""
+        return self.languages.get(side, side)
 
     @property
     def data_bin(self) -> str:
