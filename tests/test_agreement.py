@@ -88,6 +88,42 @@ def test_verbs_left_out_are_counted_by_reason(spec, reason):
     assert cases == [] and left_out == {reason: 1}
 
 
+def test_a_verb_coordinated_with_a_verb_takes_its_subject():
+    # Marvin & Linzen's VP coordination: "swims" has no subject of its own in the parse.
+    cases, left_out = cases_and_reasons(
+        "The/DT/2/det author/NN/3/nsubj laughs/VBZ/0/ROOT and/CC/3/cc swims/VBZ/3/conj")
+    assert [(c.verb, c.subject, c.label, c.distance) for c in cases] == [
+        (2, 1, SINGULAR, 1), (4, 1, SINGULAR, 3)]
+    assert not left_out
+    # the first verb's object is an attractor of the second, and the most recent noun
+    cases, _ = cases_and_reasons(
+        "The/DT/2/det elder/NN/3/nsubj loves/VBZ/0/ROOT the/DT/5/det kings/NNS/3/dobj "
+        "and/CC/3/cc weeps/VBZ/3/conj")
+    assert [(c.verb, c.attractors, c.last_noun) for c in cases[1:]] == [(6, 1, PLURAL)]
+    # up a chain of conjuncts, and through an auxiliary whose verb is a conjunct
+    cases, _ = cases_and_reasons(
+        "The/DT/2/det men/NNS/3/nsubj came/VBD/0/ROOT ,/,/3/punct wept/VBD/3/conj and/CC/5/cc "
+        "are/VBP/8/aux gone/VBN/5/conj")
+    assert [(c.verb, c.subject, c.label) for c in cases] == [(6, 1, PLURAL)]
+    # a conjunct with a subject of its own keeps it
+    cases, _ = cases_and_reasons(
+        "I/PRP/2/nsubj love/VBP/0/ROOT it/PRP/2/dobj and/CC/2/cc he/PRP/6/nsubj "
+        "hates/VBZ/2/conj")
+    assert [(c.verb, c.subject, c.label) for c in cases] == [(1, 0, PLURAL), (5, 4, SINGULAR)]
+
+
+@pytest.mark.parametrize("spec", [
+    # the modal of the first verb governs the second: a bare infinitive tagged VBP
+    "The/DT/2/det men/NNS/4/nsubj shall/MD/4/aux go/VB/0/ROOT and/CC/4/cc eat/VBP/4/conj",
+    # so does "let" of the first conjunct
+    "Let/VB/0/ROOT the/DT/3/det waters/NNS/4/nsubj come/VB/1/ccomp and/CC/4/cc "
+    "bring/VBP/4/conj",
+])
+def test_a_coordinated_bare_infinitive_is_left_out(spec):
+    cases, left_out = cases_and_reasons(spec)
+    assert cases == [] and left_out == {"bare infinitive": 1}
+
+
 def test_a_finite_verb_under_see_with_a_complementizer_is_kept():
     cases, left_out = cases_and_reasons(
         "I/PRP/2/nsubj see/VBP/0/ROOT that/IN/6/mark the/DT/5/det men/NNS/6/nsubj "

@@ -13,8 +13,11 @@ is counted under the reason in brackets, the first that applies in this order (`
 1. Linzen et al.'s length limit: sentences of more than ``max_length`` words are left out
    ["sentence too long"].
 2. The subject is the verb's own ``nsubj``/``nsubjpass`` dependent; for an auxiliary or a
-   copula (``aux``, ``auxpass``, ``cop``: "the keys *are* lost") the subject of its head
-   ["no subject": imperatives, and verbs whose subject the parser attached elsewhere].
+   copula (``aux``, ``auxpass``, ``cop``: "the keys *are* lost") the subject of its head; for a
+   verb coordinated with an earlier verb (``conj``) and without a subject of its own, that
+   verb's ("the author near the senators laughs and *swims*": Marvin & Linzen's VP
+   coordination, whose second verb a dependency parse gives no subject) ["no subject":
+   imperatives, and verbs whose subject the parser attached elsewhere].
 3. The subject comes before the verb ["subject after the verb": questions, inversions].
 4. The subject is a noun (NN, NNP singular; NNS, NNPS plural) or a personal pronoun of
    ``PRONOUN_VERB_TAG`` ["subject not a noun or personal pronoun": relative and demonstrative
@@ -102,14 +105,28 @@ def dependents(words: list[Word], head: int, relations: set[str]) -> list[int]:
 
 
 def subject_of(words: list[Word], verb: int) -> int | None:
-    """The verb's subject (rule 2): its own, or its head's when it is an auxiliary or copula."""
-    own = dependents(words, verb, SUBJECT_RELATIONS)
-    if own:
-        return own[0]
-    head = words[verb].head
-    if words[verb].relation in AUXILIARY_RELATIONS and head >= 0:
-        of_head = dependents(words, head, SUBJECT_RELATIONS)
-        return of_head[0] if of_head else None
+    """The verb's subject (rule 2): its own; its head's when it is an auxiliary or copula; the
+    subject of the verb it is coordinated with (``conj``), up the chain of conjuncts."""
+    seen = set()
+    while verb not in seen:  # a malformed parse's cycle of conjuncts ends the search
+        seen.add(verb)
+        own = dependents(words, verb, SUBJECT_RELATIONS)
+        if own:
+            return own[0]
+        head = words[verb].head
+        if head < 0:
+            return None
+        if words[verb].relation in AUXILIARY_RELATIONS:
+            of_head = dependents(words, head, SUBJECT_RELATIONS)
+            if of_head:
+                return of_head[0]
+            if words[head].relation != "conj":
+                return None
+            verb = head  # "the men came and *are* gone": the auxiliary's verb is a conjunct
+            continue
+        if words[verb].relation != "conj" or not words[head].tag.startswith("VB"):
+            return None
+        verb = head
     return None
 
 
@@ -123,10 +140,23 @@ def subject_number(word: Word) -> tuple[str, str] | None:
     return None
 
 
+def first_conjunct(words: list[Word], verb: int) -> int:
+    """The verb that ``verb`` is coordinated with, first in its chain of conjuncts (itself when
+    it is none's conjunct)."""
+    seen = {verb}
+    while words[verb].relation == "conj" and words[verb].head >= 0 \
+            and words[words[verb].head].tag.startswith("VB") and words[verb].head not in seen:
+        verb = words[verb].head
+        seen.add(verb)
+    return verb
+
+
 def is_bare_infinitive(words: list[Word], verb: int) -> bool:
-    """Rule 5: a VBZ/VBP that is really a bare infinitive, by what surrounds it."""
+    """Rule 5: a VBZ/VBP that is really a bare infinitive, by what surrounds it (a conjunct by
+    what surrounds the verb it is coordinated with: "they shall go and *eat*")."""
     clause = words[verb].head if words[verb].relation in AUXILIARY_RELATIONS else verb
-    for head in {verb, clause} - {-1}:
+    first = first_conjunct(words, clause) if clause >= 0 else clause
+    for head in {verb, clause, first} - {-1}:
         if any(word.head == head and (word.tag == "MD" or word.tag == "TO" or
                                       word.form.lower() == "to" and word.relation == "aux")
                for word in words):
@@ -134,9 +164,12 @@ def is_bare_infinitive(words: list[Word], verb: int) -> bool:
     word = words[verb]
     if word.tag != "VBP" or word.form.lower() in FINITE_ONLY_FORMS or word.head < 0:
         return False
-    governor = words[word.head]
+    governed = first_conjunct(words, verb)
+    if words[governed].head < 0:
+        return False
+    governor = words[words[governed].head]
     lemma = (governor.lemma or governor.form).lower()
-    has_complementizer = any(w.head == verb and w.relation == "mark" for w in words)
+    has_complementizer = any(w.head in (verb, governed) and w.relation == "mark" for w in words)
     return lemma in BARE_INFINITIVE_GOVERNORS and not has_complementizer
 
 

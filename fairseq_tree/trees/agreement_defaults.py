@@ -24,10 +24,9 @@ plural):
   ("The author laughs and swims"): the next word is a second verb whose subject is the first
   verb's, so the label is the subject's number. With an attractor the first verb takes an object
   of the other number, "The elder loves the kings and" (0), as in their long VP coordination.
-  Note that the agreement recipe never makes such an example from its Bibles: the second verb of
-  a coordination has no subject of its own in a dependency parse (``agreement``'s rule 2, "no
-  subject"), so this condition is out of the training's distribution, though the first verb's
-  form gives the number away.
+  The second verb of a coordination has no subject of its own in a dependency parse;
+  ``agreement``'s rule 2 gives it the first verb's, so the agreement recipe makes such examples
+  from its Bibles (recipes built before that rule left them out as "no subject").
 """
 
 TEMPLATES = """\
