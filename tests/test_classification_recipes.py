@@ -680,6 +680,51 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
         "examples"
 
 
+@pytest.mark.parametrize("case", ["lowercase", "augment"])
+def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agreement_pipeline,
+                                                                 case):
+    """CASE=lowercase lowercases the trees' leaves (and the DTT heads' words) and records it for
+    prediction; CASE=augment adds every training example again, lowercased; LOWERCASED_COPIES=1
+    makes valid and test again, lowercased, the last test splits; two TEST_TEXT files make
+    test1 and test2; recipe.json names every test split."""
+    bible = standins.agreement_bible(tmp_path / "bible")
+    texts = [tmp_path / "one.txt", tmp_path / "two.txt"]
+    texts[0].write_text("The keys to the cabinet are lost.\n", encoding="utf-8")
+    texts[1].write_text("The author laughs.\n", encoding="utf-8")
+    env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
+               AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
+               TEST_TEXT=" ".join(map(str, texts)), CASE=case, LOWERCASED_COPIES="1")
+    succeeded(run_recipe("agreement", tmp_path / "data", **env))
+    work = tmp_path / "data" / "agreement"
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["test_splits"] == {
+        "test1": f"--test-text {texts[0]}", "test2": f"--test-text {texts[1]}",
+        "test3": "test's verbs that rule 6 leaves out", "test4": "valid, lowercased",
+        "test5": "test, lowercased"}
+    assert recipe["case"] == case and recipe["lowercase"] is (case == "lowercase")
+    for split, copy in (("valid", "test4"), ("test", "test5")):
+        assert read(work / "text" / f"{copy}.tok") == [
+            line.lower() for line in read(work / "text" / f"{split}.tok")]
+        for ext in ("label", "meta"):
+            assert read(work / "text" / f"{copy}.{ext}") == read(work / "text" / f"{split}.{ext}")
+        assert recipe["stats"][copy]["lowercased copy of"] == split
+    assert [line.split("\t")[0] for line in read(work / "text" / "test2.meta")] == [
+        f"{texts[1]}:1"]
+    tokens, labels = read(work / "text" / "train.tok"), read(work / "text" / "train.label")
+    leaves = [" ".join(join_subwords(parse_tree(t).leaves, "subword-nmt"))
+              for t in view(work, "agreement", "train")[0]]
+    if case == "augment":  # each example, then its lowercased copy
+        assert tokens[1::2] == [line.lower() for line in tokens[0::2]]
+        assert labels[1::2] == labels[0::2]
+        assert recipe["stats"]["train"]["lowercased copies"] == len(tokens) // 2
+        assert leaves == tokens
+    else:
+        assert leaves == [line.lower() for line in tokens] != tokens
+    sizes = recipe["views"]["agreement"]["sizes"]
+    assert sizes["train"] == len(tokens) and sizes["test5"] == sizes["test"]
+    assert (work / "data-bin" / "agreement" / "input0" / "test5.heads.idx").exists()
+
+
 def test_agreement_needs_an_english_model(tmp_path):
     """Whatever parser makes the trees, the examples come from spaCy: no SPACY_MODEL stops the
     recipe at once, in one line."""
