@@ -13,7 +13,8 @@ each split, {split}.meta (``fairseq_tree.trees.agreement.AGREEMENT_META``: subje
 the class of the nearest noun, ...). Each model predicts every example of a split (the
 checkpoint's own task and options, no dropout); rows: every example, the noun-subject examples
 and those by attractors (0, 1, 2, 3, 4+), the pronoun-subject examples apart (their number is in
-the pronoun: trivial). Each row gives the accuracy and the count. The overall accuracy is
+the pronoun: trivial), and, in a split that has them, the lowercase "i" subjects of informal text
+(``subject "i"``: the word read from the recipe's text/{split}.tok). Each row gives the accuracy and the count. The overall accuracy is
 fairseq-validate's for the same checkpoint and split.
 
 Seeds: name checkpoints ``MODEL:SEED`` (``--checkpoint roberta:1=...``); the report's
@@ -80,21 +81,41 @@ def read_meta(path: Path) -> list[dict]:
     return rows
 
 
-def breakdown(predictions: list[str], labels: list[str], meta: list[dict]) -> dict:
-    """Accuracy (%) and count of every row: all, noun subjects, by attractors, pronouns."""
+LOWERCASE_I = 'subject "i"'  # informal text's first person, which edited text writes "I"
+
+
+def breakdown(predictions: list[str], labels: list[str], meta: list[dict],
+              subjects: list[str] | None = None) -> dict:
+    """Accuracy (%) and count of every row: all, noun subjects, by attractors, pronouns; with
+    the subjects' words (``subjects``), the lowercase "i" subjects too, where there are any."""
     groups = {"all": [], "noun subjects": [], "pronoun subjects": []}
-    for prediction, label, row in zip(predictions, labels, meta, strict=True):
+    for k, (prediction, label, row) in enumerate(zip(predictions, labels, meta, strict=True)):
         right = prediction == label
         groups["all"].append(right)
         groups[f"{row['subject_kind']} subjects"].append(right)
         if row["subject_kind"] == "noun":
             groups.setdefault(f"attractors {attractor_bin(int(row['attractors']))}", []).append(
                 right)
+        elif subjects is not None and subjects[k] == "i":
+            groups.setdefault(LOWERCASE_I, []).append(right)
     order = ["all", "noun subjects", *(f"attractors {b}" for b in ("0", "1", "2", "3", "4+")),
-             "pronoun subjects"]
+             "pronoun subjects", *([LOWERCASE_I] if groups.get(LOWERCASE_I) else [])]
     return {name: {"accuracy": round(100 * sum(groups[name]) / len(groups[name]), 2)
                    if groups.get(name) else None, "count": len(groups.get(name, []))}
             for name in order}
+
+
+def subject_words(folder: Path, split: str, meta: list[dict]) -> list[str] | None:
+    """Each example's subject as written (text/{split}.tok's word at the .meta's subject
+    position); None where the recipe folder has no text/ (a copy of its data-bin alone)."""
+    path = folder / "text" / f"{split}.tok"
+    if not path.is_file():
+        return None
+    lines = read_lines(path)
+    if len(lines) != len(meta):
+        sys.exit(f"agreement.py: error: {path}: {len(lines)} lines, but the split has "
+                 f"{len(meta)} examples")
+    return [line.split()[int(row["subject"])] for line, row in zip(lines, meta)]
 
 
 def examples_fingerprint(label_path: Path, meta_path: Path) -> str:
@@ -482,7 +503,9 @@ def main(argv=None) -> dict:
         for name, path in checkpoints:
             folder = data_of.get(name.rpartition(":")[0] or name, args.data)
             systems[name] = model_predictions(path, folder / "data-bin" / VIEW, split)
-        results = {name: breakdown(predicted, labels, meta) for name, predicted in systems.items()}
+        subjects = subject_words(args.data, split, meta)
+        results = {name: breakdown(predicted, labels, meta, subjects)
+                   for name, predicted in systems.items()}
         counts = {row: cell["count"] for row, cell in results["majority class"].items()}
         for name, path in stored:
             results[name] = stored_results(name, path, split, fingerprint, counts)

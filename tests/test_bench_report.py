@@ -163,3 +163,26 @@ def test_a_difference_without_spread_stays_out_of_the_agreement_tables_holm_fami
     table = "\n".join(agreement.attractor_table(stored, references=False))
     assert "Holm over the report's 20 tests" in table
     assert "+0.00 (the same difference on every seed: no spread to test)" in table
+
+
+def test_lowercase_i_subjects_are_a_row_of_their_own_where_a_split_has_them(tmp_path):
+    """Informal text's first person, "i", is reported apart from the other pronoun subjects
+    (its word read from the recipe's text/ at the .meta's subject position); a split without
+    one has no such row, so reports of edited text keep their rows."""
+    from bench import agreement
+
+    meta = [{"subject_kind": kind, "attractors": "0", "subject": position}
+            for kind, position in (("pronoun", "0"), ("pronoun", "1"), ("noun", "1"),
+                                   ("pronoun", "0"))]
+    (tmp_path / "text").mkdir()
+    (tmp_path / "text" / "test1.tok").write_text("i think\nso i\nthe dog\nI\n")
+    subjects = agreement.subject_words(tmp_path, "test1", meta)
+    assert subjects == ["i", "i", "dog", "I"]
+    rows = agreement.breakdown(["1", "0", "0", "1"], ["1", "1", "0", "1"], meta, subjects)
+    assert rows[agreement.LOWERCASE_I] == {"accuracy": 50.0, "count": 2}
+    assert rows["pronoun subjects"] == {"accuracy": 66.67, "count": 3}
+    edited = agreement.breakdown(["1"], ["1"], meta[3:], subjects[3:])
+    assert agreement.LOWERCASE_I not in edited
+    assert agreement.subject_words(tmp_path, "test", meta) is None
+    with pytest.raises(SystemExit, match=r"test1.tok: 4 lines, but the split has 3 examples"):
+        agreement.subject_words(tmp_path, "test1", meta[:3])
