@@ -280,14 +280,17 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
 
 
 # The names bench/RESULTS.md gives the models of the reports (fairseq's architecture names, or
-# the short names of the open-vocabulary runs) and the tree sources (``MODEL@SOURCE``).
+# the short names of the open-vocabulary runs) and the tree sources or cases (``MODEL@SOURCE``).
 MODEL_NAMES = {"tree_classifier": "tree_classifier_tiny",
                "recursive_tree_attention_classifier": "Recursive Tree Attention",
                "rta": "Recursive Tree Attention",
                "recursive_multibranch_classifier": "CTT", "ctt": "CTT",
                "recursive_multibranch_classifier-dependency": "DTT (spaCy dependencies)",
                "dtt": "DTT (spaCy dependencies)", "roberta": "roberta (leaves)"}
-SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "flat trees"}
+SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "flat trees",
+                # the agreement recipe's CASE, the same spaCy trees
+                "cased": "text as written", "lowercase": "lowercased leaves",
+                "augment": "text with lowercased copies"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]

@@ -12,6 +12,11 @@
 # bench/results/agreement-open-runs/{bible,nyt}.MODEL.sSEED.json), roberta's among them:
 #   bash bench/jobs/score-agreement.sh open bible OUT.json  # test, test1 (RT snippets), test2 (rule-6 verbs)
 #   bash bench/jobs/score-agreement.sh open nyt OUT.json    # test1 of the NYT editorials
+# Informal text's case (bench/jobs/agreement-case-cpu.tsv's reports,
+# bench/results/agreement-case-runs/lowercase.MODEL.sSEED.json), and the choice of CASE on valid
+# (bench/jobs/agreement-case-choice.tsv's seed-1 runs of RTA, choice.CASE.rta.s1.json):
+#   bash bench/jobs/score-agreement.sh case OUT.json         # valid, test, test1-test5
+#   bash bench/jobs/score-agreement.sh case-choice OUT.json  # valid and valid lowercased (test4)
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
@@ -37,6 +42,23 @@ if [ "${1:-}" = open ]; then
   [ -n "$out" ] || die "usage: score-agreement.sh open bible|nyt OUT.json"
   add_reports bench/results/agreement-open-runs/"$which".*.s[0-9].json
   args+=(--baseline roberta)
+elif [ "${1:-}" = case ]; then
+  out=${2:-} folder=runs/data-agr-lowercase
+  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json"
+  splits=(--split valid --split test --split test1 --split test2 --split test3 --split test4
+          --split test5)
+  add_reports bench/results/agreement-case-runs/lowercase.*.s[0-9].json
+  args+=(--baseline roberta)
+elif [ "${1:-}" = case-choice ]; then
+  out=${2:-} folder=runs/data-agr-cased  # every CASE's valid and test4 hold the same examples
+  [ -n "$out" ] || die "usage: score-agreement.sh case-choice OUT.json"
+  splits=(--split valid --split test4)
+  for case in cased lowercase augment; do
+    report=bench/results/agreement-case-runs/choice.$case.rta.s1.json
+    [ -e "$report" ] || die "no runs scored yet: $report"
+    args+=(--results "rta@$case:1=$report#rta:1")
+  done
+  args+=(--baseline rta@cased)
 elif [ "${1:-}" = sources ]; then
   [ $# -eq 3 ] || die "usage: score-agreement.sh sources MODEL OUT.json"
   model=$2 out=$3 folder=runs/data-agr
