@@ -332,7 +332,8 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
     counts = {row: cell["count"] for row, cell in summary[models[0]].items()}
     rows = [row for row, count in counts.items() if count]
     seeds = {len(cells[rows[0]]["seeds"]) for cells in summary.values()}
-    title = f"mean ± sd over {seeds.pop()} seeds" if len(seeds) == 1 else "mean ± sd over seeds"
+    title = ("one seed" if seeds == {1} else f"mean ± sd over {seeds.pop()} seeds"
+             if len(seeds) == 1 else "mean ± sd over seeds")
     body = [[model_name(model), *(mean_sd_cell(summary[model][row]) for row in rows)]
             for model in models]
     if references:
