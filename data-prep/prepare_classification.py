@@ -758,7 +758,7 @@ def raw_text_steps(args) -> tuple[TextSteps, str | None]:
         args.dataset, args.max_words if args.dataset == "imdb" else 0)
     return TextSteps(parser=None if args.dataset == "sst" else args.parser,
                      bpe_codes="bpe/codes" if args.bpe_merges else None,
-                     lowercase=args.case == "lowercase", **tokens), refused
+                     lowercase=getattr(args, "case", "cased") == "lowercase", **tokens), refused
 
 
 def conllu_blocks(path: Path):
