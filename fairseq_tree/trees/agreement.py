@@ -124,9 +124,9 @@ def subject_of(words: list[Word], verb: int) -> int | None:
                 return None
             verb = head  # "the men came and *are* gone": the auxiliary's verb is a conjunct
             continue
-        if words[verb].relation != "conj" or not words[head].tag.startswith("VB"):
+        verb = coordinated_with(words, verb)
+        if verb is None:
             return None
-        verb = head
     return None
 
 
@@ -140,14 +140,22 @@ def subject_number(word: Word) -> tuple[str, str] | None:
     return None
 
 
+def coordinated_with(words: list[Word], verb: int) -> int | None:
+    """The verb that ``verb`` is a conjunct of (``conj`` under a VB* word), or None."""
+    head = words[verb].head
+    if words[verb].relation == "conj" and head >= 0 and words[head].tag.startswith("VB"):
+        return head
+    return None
+
+
 def first_conjunct(words: list[Word], verb: int) -> int:
-    """The verb that ``verb`` is coordinated with, first in its chain of conjuncts (itself when
-    it is none's conjunct)."""
+    """The first verb of ``verb``'s chain of conjuncts (itself when it is none's conjunct)."""
     seen = {verb}
-    while words[verb].relation == "conj" and words[verb].head >= 0 \
-            and words[words[verb].head].tag.startswith("VB") and words[verb].head not in seen:
-        verb = words[verb].head
+    head = coordinated_with(words, verb)
+    while head is not None and head not in seen:
+        verb = head
         seen.add(verb)
+        head = coordinated_with(words, verb)
     return verb
 
 
