@@ -195,15 +195,23 @@ def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | N
 # Subject-verb agreement from real text
 
 def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
-                       left_out, disagreeing: list | None = None
+                       left_out, disagreeing: list | None = None, made: list | None = None
                        ) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
     """(example, its case, its text/{split}.meta line) for every agreement case of the parsed
-    sentences of one text (``where``); the verbs left out are counted in ``left_out``, and with
-    ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form."""
+    sentences of one text (``where``); the verbs left out are counted in ``left_out``, with
+    ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form, and with
+    ``made`` each case's made coordination (``agreement.coordination_sentence``)."""
     for words in sentences:
         dropped = [] if disagreeing is not None else None
         for case in agreement.agreement_cases(words, max_length, left_out, dropped):
             yield agreement_example(where, words, case)
+            coordination = (agreement.coordination_sentence(words, case.verb)
+                            if made is not None else None)
+            if coordination:
+                reason, made_case = agreement.verb_case(coordination, len(coordination) - 1,
+                                                        max_length)
+                if not reason:
+                    made.append(agreement_example(where, coordination, made_case))
         if dropped:
             disagreeing.extend(agreement_example(where, words, case) for case in dropped)
 

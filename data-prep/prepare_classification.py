@@ -47,6 +47,11 @@ leaves after parsing (recorded as the text step ``lowercase``, which the hubs re
 user's text); ``augment`` adds to train a copy of every training example with its text
 lowercased and parsed as written.
 
+Coordination (``--coordination-examples``): train also holds, for each of its examples whose
+verb is not an auxiliary or already coordinated, the sentence to the end of the verb's phrase
+and *and*, labelled by the subject (``fairseq_tree.trees.agreement``'s made examples), counted
+as train's ``coordinations made`` in the stats.
+
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
 """
@@ -81,7 +86,7 @@ from recipe_steps import (
 
 from fairseq_tree.cli.console import batched, open_output
 from fairseq_tree.data.classification_layout import ClassificationOptions, binarize_classification
-from fairseq_tree.data.dependency_heads import subword_conllu
+from fairseq_tree.data.dependency_heads import lowercase_forms, subword_conllu
 from fairseq_tree.data.label_dictionary import write_classes
 from fairseq_tree.data.recipe import Recipe as RecipeRecord
 from fairseq_tree.data.recipe import TextSteps, classification_text
@@ -89,7 +94,7 @@ from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
 from fairseq_tree.trees import agreement, parse_bracketed
-from fairseq_tree.trees.bracketed import lowercase_leaf, lowercase_leaves
+from fairseq_tree.trees.bracketed import lowercase_leaves
 from fairseq_tree.trees.normal_form import parse_tree
 
 logger = corpora.logger
@@ -99,7 +104,8 @@ SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max
             "bible_codes", "test_text")
 # Settings recorded only when they are not their default, so that a folder made before they
 # existed is continued, not refused.
-DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False}
+DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False,
+                    "coordination_examples": False}
 CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
@@ -182,6 +188,10 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--lowercased-copies", action="store_true",
                    help="agreement: valid's and test's examples again, lowercased and parsed, "
                         "as the last two test splits")
+    p.add_argument("--coordination-examples", action="store_true",
+                   help="agreement: every training example's verb phrase again, followed by "
+                        "'and' and the verb coordinated with it, labelled by the subject "
+                        "(fairseq_tree.trees.agreement.coordination_sentence)")
     p.add_argument("--case", choices=CASES, default="cased",
                    help="cased: the text as written; lowercase: the leaves lowercased after "
                         "parsing (and at prediction); augment: every training example also "
@@ -250,6 +260,8 @@ class Recipe:
                 raise CliError(f"--{option.replace('_', '-')} is for --dataset agreement")
         if args.case == "augment" and args.dataset != "agreement":
             raise CliError("--case augment is for --dataset agreement")
+        if args.coordination_examples and args.dataset != "agreement":
+            raise CliError("--coordination-examples is for --dataset agreement")
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -478,11 +490,16 @@ class Recipe:
                      for split, paths in outputs.items()}
             for split, where, sentences in parsed:
                 disagreeing = [] if dropped and split == dropped[0] else None
+                made = [] if split == "train" and self.args.coordination_examples else None
                 for found in cc.agreement_examples(where, sentences, self.args.max_length,
-                                                   left_out, disagreeing):
+                                                   left_out, disagreeing, made):
                     write(split, *found)
                 for found in disagreeing or ():
                     write(dropped[1], *found)
+                for found in made or ():
+                    write(split, *found)
+                    stats[split]["coordinations made"] = stats[split].get(
+                        "coordinations made", 0) + 1
         for split, counts in stats.items():
             logger.info(f"agreement {split}: {json.dumps(counts)}")
         self.stats.update(stats)
@@ -770,18 +787,6 @@ def conllu_blocks(path: Path):
         raise CliError(f"{path}: its last sentence has no blank line after it (an interrupted "
                        "parse); delete it and its trees to parse again")
     return iter([block + "\n" for block in blocks[:-1]])
-
-
-def lowercase_forms(block: str) -> str:
-    """A CoNLL-U sentence with its words lowercased as the trees' leaves are
-    (``lowercase_leaf``)."""
-    lines = []
-    for line in block.splitlines(keepends=True):
-        columns = line.split("\t")
-        if len(columns) > 1 and not line.startswith("#"):
-            columns[1] = lowercase_leaf(columns[1])
-        lines.append("\t".join(columns))
-    return "".join(lines)
 
 
 def subword_parses(words: Path, trees: Path):

@@ -35,7 +35,7 @@ from fairseq.data import Dictionary
 from torch import nn
 
 from fairseq_tree.criterions.node_classification import parse_class_groups
-from fairseq_tree.data.dependency_heads import parse_heads, subword_conllu
+from fairseq_tree.data.dependency_heads import lowercase_forms, parse_heads, subword_conllu
 from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.data.tree_files import HEADS
@@ -259,6 +259,8 @@ class TreeClassifierHubInterface(nn.Module):
             raise ClassificationInputError(
                 f"{name}: {self.task.model_name} reads dependency heads: only a spaCy parse of "
                 "one sentence gives them, not a bracketed tree")
+        if self.text.steps.lowercase:  # the words as the leaves have them
+            conllu = lowercase_forms(conllu)
         if self.text.segment is not None:
             try:
                 conllu = subword_conllu(conllu, tree.leaves)

@@ -12,6 +12,8 @@ from fairseq_tree.trees.agreement import (
     AgreementCase,
     Word,
     agreement_cases,
+    coordination_sentence,
+    verb_case,
 )
 
 
@@ -110,6 +112,66 @@ def test_a_verb_coordinated_with_a_verb_takes_its_subject():
         "I/PRP/2/nsubj love/VBP/0/ROOT it/PRP/2/dobj and/CC/2/cc he/PRP/6/nsubj "
         "hates/VBZ/2/conj")
     assert [(c.verb, c.subject, c.label) for c in cases] == [(1, 0, PLURAL), (5, 4, SINGULAR)]
+
+
+def made_coordination(spec: str, verb: int):
+    """The made sentence's words and its case (None where none is made)."""
+    made = coordination_sentence(parse(spec), verb)
+    if made is None:
+        return None, None
+    reason, case = verb_case(made, len(made) - 1, 50)
+    assert not reason
+    return " ".join(word.form for word in made), case
+
+
+def test_a_made_coordination_ends_the_verb_phrase_and_takes_the_subject():
+    # "The elders of the city keep the law with the scroll , and": the first verb's phrase ends
+    # at the comma; the made verb's subject is "elders", "city" and "scroll" its attractors
+    spec = ("The/DT/2/det elders/NNS/6/nsubj of/IN/2/prep the/DT/5/det city/NN/3/pobj "
+            "keep/VBP/0/ROOT the/DT/8/det law/NN/6/dobj with/IN/6/prep the/DT/11/det "
+            "scroll/NN/9/pobj ,/,/6/punct saying/VBG/6/advcl")
+    text, case = made_coordination(spec, 5)
+    assert text == "The elders of the city keep the law with the scroll and keep"
+    assert (case.verb, case.subject, case.label, case.attractors, case.last_noun) == (
+        12, 1, PLURAL, 3, SINGULAR)
+    # an intransitive verb: "and" right after it
+    text, case = made_coordination(
+        "The/DT/2/det wind/NN/3/nsubj goes/VBZ/0/ROOT ././3/punct", 2)
+    assert (text, case.label) == ("The wind goes and goes", SINGULAR)
+
+
+def test_a_clause_after_the_verb_ends_its_phrase_and_a_cut_head_becomes_a_root():
+    # "he says that the men are gone": the clause is not part of the phrase a conjunct follows
+    spec = ("he/PRP/2/nsubj says/VBZ/0/ROOT that/IN/6/mark the/DT/5/det men/NNS/6/nsubjpass "
+            "are/VBP/7/auxpass gone/VBN/2/ccomp")
+    assert made_coordination(spec, 1)[0] == "he says and says"
+    assert made_coordination(spec, 5) == (None, None)  # an auxiliary makes none
+    # "when the king comes to the gate , the men rise": "comes" hangs on "rise", cut away
+    text, case = made_coordination(
+        "when/WRB/3/advmod the/DT/3/det king/NN/4/nsubj comes/VBZ/11/advcl to/IN/4/prep "
+        "the/DT/7/det gate/NN/5/pobj ,/,/11/punct the/DT/10/det men/NNS/11/nsubj "
+        "rise/VBP/0/ROOT", 3)
+    assert (text, case.subject, case.label) == ("when the king comes to the gate and comes", 2,
+                                               SINGULAR)
+
+
+def test_a_verb_already_coordinated_makes_no_coordination():
+    spec = "The/DT/2/det author/NN/3/nsubj laughs/VBZ/0/ROOT and/CC/3/cc swims/VBZ/3/conj"
+    assert made_coordination(spec, 2) == (None, None)
+    # the last conjunct of the chain does: "... laughs and swims and swims"
+    assert made_coordination(spec, 4)[0] == "The author laughs and swims and swims"
+
+
+def test_a_phrase_that_is_no_span_makes_no_coordination():
+    # "the man gives the bread today which is good": a non-projective parse, the relative
+    # clause of "bread" after the verb's "today"
+    spec = ("the/DT/2/det man/NN/3/nsubj gives/VBZ/0/ROOT the/DT/5/det bread/NN/3/dobj "
+            "today/NN/3/npadvmod which/WDT/8/nsubj is/VBZ/5/relcl good/JJ/8/acomp")
+    assert made_coordination(spec, 2) == (None, None)
+    # a phrase ending in punctuation makes none either
+    spec = ("the/DT/2/det man/NN/3/nsubj says/VBZ/0/ROOT ``/``/5/punct hello/UH/3/npadvmod "
+            "''/''/5/punct")
+    assert made_coordination(spec, 2) == (None, None)
 
 
 @pytest.mark.parametrize("spec", [

@@ -509,8 +509,8 @@ def verse_sentences(text: str) -> list[str]:
 def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     """Every verb the extraction takes in every verse of both translations becomes one example
     (its words before the verb, the verb's class, the .meta line), in the split of its verse
-    reference in both; the placeholder verse and the verbs left out are counted; TEST_TEXT
-    becomes test1; the prefixes' trees and dependency parses reach the data-bin; then the
+    reference in both, and train's made coordinations after each verse's; the placeholder
+    verse and the verbs left out are counted; TEST_TEXT becomes test1; the prefixes' trees and dependency parses reach the data-bin; then the
     config's DTT and roberta train a few updates and fairseq-validate reads test1."""
     bible = standins.agreement_bible(tmp_path / "bible")
     other = tmp_path / "other.txt"
@@ -532,11 +532,16 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
             assert split_of.setdefault(reference, split) == split, reference
     assert set(split_of.values()) == set(SPLITS)
     expected = {split: [] for split in (*SPLITS, "test2")}
-    left_out = {}
+    left_out, made_count = {}, 0
     for code, column in (("4", 3), ("3", 4)):
         for verse in standins.AGREEMENT_VERSES:
             reference = f"{verse[0]} {verse[1]}:{verse[2]}"
+            made = []
             for sentence in verse_sentences(verse[column]):
+                if split_of.get(reference) == "train":
+                    made += [[words, label, f"bible.db:{code} {reference}", *map(str, meta)]
+                             for words, label, *meta in
+                             standins.AGREEMENT_COORDINATIONS.get(sentence, [])]
                 if sentence in standins.AGREEMENT_LEFT_OUT:
                     reason = standins.AGREEMENT_LEFT_OUT[sentence]
                     left_out[reason] = left_out.get(reason, 0) + 1
@@ -547,6 +552,8 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
                     for words, label, *meta in standins.AGREEMENT_DISAGREEING.get(sentence, []):
                         expected["test2"].append(
                             [words, label, f"bible.db:{code} {reference}", *map(str, meta)])
+            expected["train"] += made
+            made_count += len(made)
     assert expected["test2"], "the stand-in's rule-6 verse fell outside test: change the split"
     for split in (*SPLITS, "test2"):
         assert rows[split] == expected[split], split
@@ -558,6 +565,8 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     stats = recipe["stats"]
     assert stats["verbs left out"] == dict(sorted(left_out.items()))
     assert stats["verses"] == {"read": 16, "left out (placeholder or empty)": 1}
+    assert made_count and stats["train"]["coordinations made"] == made_count
+    assert "coordinations made" not in stats["valid"] and "coordinations made" not in stats["test"]
     assert stats["verbs left out (test1)"] == {"subject after the verb": 1}
     for split in splits:
         nouns = [row for row in rows[split] if row[3] == "noun"]

@@ -25,6 +25,7 @@ from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
 
 from fairseq_tree.data.binarize import SPAN_DTYPE, InputError, PairFiles, parse_pair, read_pairs
 from fairseq_tree.data.tree_files import HEADS, tree_file
+from fairseq_tree.trees.bracketed import lowercase_leaf
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
 from fairseq_tree.trees.normal_form import unescape_token
 from fairseq_tree.trees.subwords import join_subwords, word_pieces
@@ -161,6 +162,18 @@ def source_leaves(files: PairFiles, skipped: set) -> Iterator[tuple]:
 
 
 SUBWORD_RELATION = "subword"  # a piece's relation to the last piece of its word
+
+
+def lowercase_forms(block: str) -> str:
+    """A CoNLL-U sentence with its words lowercased as the trees' leaves are
+    (``lowercase_leaf``)."""
+    lines = []
+    for line in block.splitlines(keepends=True):
+        columns = line.split("\t")
+        if len(columns) > 1 and not line.startswith("#"):
+            columns[1] = lowercase_leaf(columns[1])
+        lines.append("\t".join(columns))
+    return "".join(lines)
 
 
 def subword_conllu(block: str, pieces: Sequence[str]) -> str:

@@ -34,6 +34,14 @@ is counted under the reason in brackets, the first that applies in this order (`
 The label is the verb's form: ``SINGULAR`` for VBZ, ``PLURAL`` for VBP ("I am", "you are" are
 VBP: pronoun examples are about form, which is why they are reported apart).
 
+Made examples (``coordination_sentence``, for training: the recipe's ``--coordination-examples``):
+a sentence rarely coordinates two present-tense verbs with a subject of the other number between
+them, so the examples hold few of what Marvin & Linzen's VP coordination asks ("the author near
+the senators laughs and *swims*"). Every verb that makes an example (not an auxiliary, not
+already coordinated) makes a second sentence: its words up to the end of the verb's phrase
+(``phrase_end``), *and*, and the verb again as its conjunct; rule 2 gives that verb the first's
+subject, and the label is the subject's number, whatever the tense of the verb that follows.
+
 Rule 6 is a selection by the parser and tagger as much as a filter of their errors: the verbs
 it drops are those where the parse a model would read points at a subject of the other number.
 ``agreement_cases`` can hand them back (``disagreeing``), labelled by the verb's form as every
@@ -53,6 +61,10 @@ PRONOUN_VERB_TAG = {"he": "VBZ", "she": "VBZ", "it": "VBZ",
                     "i": "VBP", "you": "VBP", "we": "VBP", "they": "VBP", "ye": "VBP"}
 SUBJECT_RELATIONS = {"nsubj", "nsubjpass", "nsubj:pass"}
 AUXILIARY_RELATIONS = {"aux", "auxpass", "aux:pass", "cop"}
+# The relations of a verb's dependents that continue its phrase to the right (objects,
+# particles, complements, prepositional and adverbial phrases): where a conjunct could follow.
+PHRASE_RELATIONS = {"dobj", "obj", "iobj", "dative", "attr", "acomp", "oprd", "prt", "prep",
+                    "advmod", "npadvmod", "xcomp", "agent", "obl", "compound:prt"}
 # Verbs whose complement is a bare infinitive, which the tagger may call VBP (lemmas).
 BARE_INFINITIVE_GOVERNORS = {"let", "make", "see", "hear", "help", "bid", "watch", "feel",
                              "behold"}
@@ -194,6 +206,56 @@ def last_noun_number(words: list[Word], verb: int) -> str | None:
         if word.tag in NOUN_NUMBER:
             return NOUN_NUMBER[word.tag]
     return None
+
+
+def phrase_end(words: list[Word], verb: int) -> int | None:
+    """The last word of ``verb``'s phrase: the verb and its dependents to its right, with their
+    subtrees, up to the first that is not of ``PHRASE_RELATIONS`` (a clause, a conjunct, a
+    punctuation mark); None when the phrase is not a contiguous span (a non-projective parse)
+    or ends in punctuation."""
+    end = verb
+    for i in range(verb + 1, len(words)):
+        if words[i].head != verb:
+            continue
+        if words[i].relation not in PHRASE_RELATIONS:
+            break
+        span = subtree(words, i)
+        if min(span) != end + 1:
+            return None
+        end = max(span)
+    return None if words[end].relation == "punct" else end
+
+
+def subtree(words: list[Word], root: int) -> list[int]:
+    """``root`` and every word under it."""
+    inside, frontier = {root}, [root]
+    while frontier:
+        head = frontier.pop()
+        for i, word in enumerate(words):
+            if word.head == head and i not in inside:
+                inside.add(i)
+                frontier.append(i)
+    return sorted(inside)
+
+
+def coordination_sentence(words: list[Word], verb: int) -> list[Word] | None:
+    """The made sentence of the module docstring for the VBZ/VBP at ``verb``: its words to the
+    end of the verb's phrase, *and*, and the verb again, a ``conj`` of the first; None for an
+    auxiliary or copula, a verb already coordinated (its conjunct makes the real example), and
+    a phrase ``phrase_end`` cannot cut."""
+    word = words[verb]
+    if word.relation in AUXILIARY_RELATIONS or any(
+            w.head == verb and w.relation in ("conj", "cc") for w in words):
+        return None
+    end = phrase_end(words, verb)
+    if end is None:
+        return None
+    # what the cut leaves behind is gone: a word whose head was there is a root of the made one
+    made = [w if w.head <= end else Word(w.form, w.tag, -1, w.relation, w.lemma)
+            for w in words[:end + 1]]
+    made.append(Word("and", "CC", end + 2, "cc", "and"))
+    made.append(Word(word.form, word.tag, verb, "conj", word.lemma))
+    return made
 
 
 DISAGREE = "subject and verb disagree"  # rule 6
