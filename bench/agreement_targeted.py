@@ -14,7 +14,8 @@ The items (``fairseq_tree.trees.agreement_templates``: the formats of ``--templa
 whose every form occurs ``--min-count`` times or more in the recipe's training text
 (``text/train.tok``), so the models know the words; the report lists the entries left out as
 rare. ``--items`` writes them as
-TSV. Each model reads them as raw text through the classification hub, as a user's sentences:
+TSV, and ``--items-from`` reads such a file instead of making them: the same items for models
+of recipes whose training text differs. Each model reads them as raw text through the classification hub, as a user's sentences:
 parsed by the recipe's PARSER, split into the recipe's subwords and binarized with the model's
 dictionaries.
 
@@ -63,6 +64,7 @@ from fairseq_tree.trees.agreement_templates import (
     format_items,
     frequent_words,
     generate,
+    read_items,
     read_templates,
     read_words,
     token_counts,
@@ -248,6 +250,9 @@ def get_parser() -> argparse.ArgumentParser:
                         help="leave the first word lowercase (default: capitalized, as the "
                              "training prefixes start sentences)")
     parser.add_argument("--items", type=Path, help="write the items here (TSV)")
+    parser.add_argument("--items-from", type=Path, metavar="TSV",
+                        help="read the items from a file --items wrote, instead of making them "
+                             "(the same items for models of other recipes)")
     parser.add_argument("--predictions", type=Path,
                         help="write the items here (TSV) with the tree the models read and "
                              "each model's class and probability of plural")
@@ -274,7 +279,15 @@ def checkpoint_names(parser, specs: list[str]) -> list[tuple[str, str]]:
 
 
 def make_items(args) -> tuple:
-    """The items, and the word lists' report: sizes listed and kept, entries dropped as rare."""
+    """The items, and the word lists' report: sizes listed and kept, entries dropped as rare
+    (with ``--items-from``, the file's items and no report)."""
+    if args.items_from:
+        try:
+            items = read_items(args.items_from.read_text(encoding="utf-8"), str(args.items_from))
+        except (FairseqTreeError, OSError) as err:
+            sys.exit(f"agreement_targeted.py: error: {err}")
+        order = list(dict.fromkeys(item.condition for item in items))
+        return items, order, {"words": None, "dropped_as_rare": None}
     try:
         templates, words, kept, dropped = word_lists(args)
         for line in dropped_lines(dropped, args.min_count):
@@ -324,8 +337,8 @@ def write_predictions(path: Path, items: list[Item], trees: list[str] | None, cl
 
 def item_names(args, count: int) -> list[str]:
     """How errors name an item: its line in --items, or its number."""
-    if args.items:
-        return [f"{args.items}:{k + 2}" for k in range(count)]
+    if args.items_from or args.items:
+        return [f"{args.items_from or args.items}:{k + 2}" for k in range(count)]
     return [f"item {k + 1}" for k in range(count)]
 
 
@@ -363,7 +376,8 @@ def main(argv=None, load=load_hub) -> dict:
         "settings": {"templates": str(args.templates or "built-in"),
                      "words": str(args.words or "built-in"), "per_cell": args.per_cell,
                      "seed": args.seed, "min_count": args.min_count,
-                     "capitalize": args.capitalize, "items": str(args.items or "")},
+                     "capitalize": args.capitalize, "items": str(args.items or ""),
+                     "items_from": str(args.items_from or "")},
         "conditions": condition_order, **word_report, "cells": cell_counts(items),
         "majority_class": majority, "chance": CHANCE, "results": results,
         "templates": by_templates, "summary": summary,

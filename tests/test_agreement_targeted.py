@@ -210,6 +210,23 @@ def test_items_file_format(items):
                                         items[0].last_noun]
 
 
+def test_items_read_back_as_written(items):
+    assert at.read_items(at.format_items(items), "i.tsv") == items
+
+
+@pytest.mark.parametrize("text,error", [
+    ("", "i.tsv:1: expected the header 'prefix label condition attractor template last_noun'"),
+    ("prefix\tlabel\tcondition\tattractor\ttemplate\tlast_noun\n", "i.tsv: no items"),
+    ("prefix\tlabel\tcondition\tattractor\ttemplate\tlast_noun\nThe king\t2\tsimple\tno\t"
+     "simple\t0\n", "i.tsv:2: expected 6 tab-separated fields (prefix, label 0/1, condition, "
+     "attractor yes/no, template, last noun 0/1/-)"),
+])
+def test_a_malformed_items_file_is_refused_at_its_line(text, error):
+    with pytest.raises(FairseqTreeError) as caught:
+        at.read_items(text, "i.tsv")
+    assert str(caught.value) == error
+
+
 # ---------------------------------------------------------------------------------------------
 # Scoring (bench/agreement_targeted.py), on fake predictions
 
@@ -315,6 +332,13 @@ def test_the_command_scores_seeds_on_fake_predictions(tmp_path, capsys):
         assert row[:6] == item.split("\t") and row[6] == f"(S (NP {row[0]}))"
         assert row[7:9] == [row[1], "0.75" if row[1] == "1" else "0.25"]
     assert report["predictions"]["b"] == "0" * 12
+    # --items-from: the same items, read back, give the same scores without the word lists
+    again = agreement_targeted.main(
+        ["--data", str(tmp_path), "--items-from", str(tmp_path / "items.tsv"),
+         "--checkpoint", "a:1=a1", "--checkpoint", "a:2=a2", "--checkpoint", "b=b"], load=load)
+    assert again["results"] == report["results"] and again["conditions"] == report["conditions"]
+    assert again["words"] is None and again["settings"]["items_from"] == str(
+        tmp_path / "items.tsv")
 
 
 def test_a_malformed_user_file_ends_the_command_in_one_line(tmp_path):

@@ -327,6 +327,29 @@ def format_items(items: list[Item]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_items(text: str, source: str = "<items>") -> list[Item]:
+    """Items written by ``format_items`` (so that other models, of other recipes, read the same
+    ones); ``FairseqTreeError`` naming the line that is not an item."""
+    lines = text.splitlines()
+    if not lines or tuple(lines[0].split("\t")) != ITEM_COLUMNS:
+        raise FairseqTreeError(f"{source}:1: expected the header {' '.join(ITEM_COLUMNS)!r}")
+    items = []
+    for number, line in enumerate(lines[1:], 2):
+        fields = line.split("\t")
+        if len(fields) != len(ITEM_COLUMNS) or fields[1] not in (SINGULAR, PLURAL) or \
+                fields[3] not in ("yes", "no") or fields[5] not in (SINGULAR, PLURAL, "-") or \
+                not fields[0].strip():
+            raise FairseqTreeError(
+                f"{source}:{number}: expected {len(ITEM_COLUMNS)} tab-separated fields (prefix, "
+                f"label {SINGULAR}/{PLURAL}, condition, attractor yes/no, template, last noun "
+                f"{SINGULAR}/{PLURAL}/-)")
+        items.append(Item(fields[0], fields[1], fields[2], fields[3] == "yes", fields[4],
+                          None if fields[5] == "-" else fields[5]))
+    if not items:
+        raise FairseqTreeError(f"{source}: no items")
+    return items
+
+
 def cell_name(condition: str, attractor: bool) -> str:
     """The row of a condition's cell in the reports: ``pp``, ``pp + attractor``."""
     return f"{condition} + attractor" if attractor else condition
