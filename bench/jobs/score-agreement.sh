@@ -17,6 +17,12 @@
 # (bench/jobs/agreement-case-choice.tsv's seed-1 runs of RTA, choice.CASE.rta.s1.json):
 #   bash bench/jobs/score-agreement.sh case OUT.json         # valid, test, test1-test5
 #   bash bench/jobs/score-agreement.sh case-choice OUT.json  # valid and valid lowercased (test4)
+# The recipe's defaults with the made coordinations (bench/jobs/agreement-coordination-cpu.tsv's
+# reports, coordination.MODEL.sSEED.json), and what the made coordinations change, model by
+# model, against the same seeds on CASE=lowercase alone (every evaluated split holds the same
+# examples in both folders):
+#   bash bench/jobs/score-agreement.sh coordination OUT.json         # valid, test, test1-test5
+#   bash bench/jobs/score-agreement.sh coordination-effect MODEL OUT.json  # MODEL: rta, roberta
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
@@ -42,13 +48,27 @@ if [ "${1:-}" = open ]; then
   [ -n "$out" ] || die "usage: score-agreement.sh open bible|nyt OUT.json"
   add_reports bench/results/agreement-open-runs/"$which".*.s[0-9].json
   args+=(--baseline roberta)
-elif [ "${1:-}" = case ]; then
-  out=${2:-} folder=runs/data-agr-lowercase
-  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json"
+elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
+  recipe=$1 out=${2:-}
+  [ "$recipe" = case ] && recipe=lowercase
+  folder=runs/data-agr-$recipe
+  [ -n "$out" ] || die "usage: score-agreement.sh $1 OUT.json"
   splits=(--split valid --split test --split test1 --split test2 --split test3 --split test4
           --split test5)
-  add_reports bench/results/agreement-case-runs/lowercase.*.s[0-9].json
+  add_reports bench/results/agreement-case-runs/"$recipe".*.s[0-9].json
   args+=(--baseline roberta)
+elif [ "${1:-}" = coordination-effect ]; then
+  [ $# -eq 3 ] || die "usage: score-agreement.sh coordination-effect MODEL OUT.json"
+  model=$2 out=$3 folder=runs/data-agr-lowercase
+  splits=(--split test --split test1 --split test2 --split test5)
+  for recipe in lowercase coordination; do
+    for seed in 1 2 3; do
+      report=bench/results/agreement-case-runs/$recipe.$model.s$seed.json
+      [ -e "$report" ] || die "no runs scored yet: $report"
+      args+=(--results "$model@$recipe:$seed=$report#$model:$seed")
+    done
+  done
+  args+=(--baseline "$model@lowercase")
 elif [ "${1:-}" = case-choice ]; then
   out=${2:-} folder=runs/data-agr-cased  # every CASE's valid and test4 hold the same examples
   [ -n "$out" ] || die "usage: score-agreement.sh case-choice OUT.json"
