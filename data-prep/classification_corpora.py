@@ -195,17 +195,19 @@ def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | N
 # Subject-verb agreement from real text
 
 def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
-                       left_out, disagreeing: list | None = None, made: list | None = None
+                       left_out, disagreeing: list | None = None, made: list | None = None,
+                       made_clauses: str = "main"
                        ) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
     """(example, its case, its text/{split}.meta line) for every agreement case of the parsed
     sentences of one text (``where``); the verbs left out are counted in ``left_out``, with
     ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form, and with
-    ``made`` each case's made coordination (``agreement.coordination_sentence``)."""
+    ``made`` each case's made coordination (``agreement.coordination_sentence``, of the verbs
+    of ``made_clauses``)."""
     for words in sentences:
         dropped = [] if disagreeing is not None else None
         for case in agreement.agreement_cases(words, max_length, left_out, dropped):
             yield agreement_example(where, words, case)
-            coordination = (agreement.coordination_sentence(words, case.verb)
+            coordination = (agreement.coordination_sentence(words, case.verb, made_clauses)
                             if made is not None else None)
             if coordination:
                 reason, made_case = agreement.verb_case(coordination, len(coordination) - 1,

@@ -47,10 +47,11 @@ leaves after parsing (recorded as the text step ``lowercase``, which the hubs re
 user's text); ``augment`` adds to train a copy of every training example with its text
 lowercased and parsed as written.
 
-Coordination (``--coordination-examples``): train also holds, for each of its examples whose
-verb is not an auxiliary or already coordinated, the sentence to the end of the verb's phrase
-and *and*, labelled by the subject (``fairseq_tree.trees.agreement``'s made examples), counted
-as train's ``coordinations made`` in the stats.
+Coordination (``--coordination-examples main|every``): train also holds, for each of its
+examples whose verb is not an auxiliary or already coordinated, and is of the main clause
+(``main``) or of any (``every``), the sentence to the end of the verb's phrase and *and*,
+labelled by the subject (``fairseq_tree.trees.agreement``'s made examples), counted as train's
+``coordinations made`` in the stats.
 
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
@@ -105,7 +106,7 @@ SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max
 # Settings recorded only when they are not their default, so that a folder made before they
 # existed is continued, not refused.
 DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False,
-                    "coordination_examples": False}
+                    "coordination_examples": "none"}
 CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
@@ -188,10 +189,12 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--lowercased-copies", action="store_true",
                    help="agreement: valid's and test's examples again, lowercased and parsed, "
                         "as the last two test splits")
-    p.add_argument("--coordination-examples", action="store_true",
-                   help="agreement: every training example's verb phrase again, followed by "
-                        "'and' and the verb coordinated with it, labelled by the subject "
-                        "(fairseq_tree.trees.agreement.coordination_sentence)")
+    p.add_argument("--coordination-examples", choices=("none", *agreement.MADE_CLAUSES),
+                   default="none",
+                   help="agreement: training examples' verb phrases again, followed by 'and' and "
+                        "the verb coordinated with it, labelled by the subject, for the verbs of "
+                        "the main clause or of every clause (default none; "
+                        "fairseq_tree.trees.agreement.coordination_sentence)")
     p.add_argument("--case", choices=CASES, default="cased",
                    help="cased: the text as written; lowercase: the leaves lowercased after "
                         "parsing (and at prediction); augment: every training example also "
@@ -260,7 +263,7 @@ class Recipe:
                 raise CliError(f"--{option.replace('_', '-')} is for --dataset agreement")
         if args.case == "augment" and args.dataset != "agreement":
             raise CliError("--case augment is for --dataset agreement")
-        if args.coordination_examples and args.dataset != "agreement":
+        if args.coordination_examples != "none" and args.dataset != "agreement":
             raise CliError("--coordination-examples is for --dataset agreement")
 
     def path(self, folder: str, name: str) -> Path:
@@ -490,9 +493,11 @@ class Recipe:
                      for split, paths in outputs.items()}
             for split, where, sentences in parsed:
                 disagreeing = [] if dropped and split == dropped[0] else None
-                made = [] if split == "train" and self.args.coordination_examples else None
+                made = [] if split == "train" and self.args.coordination_examples != "none" \
+                    else None
                 for found in cc.agreement_examples(where, sentences, self.args.max_length,
-                                                   left_out, disagreeing, made):
+                                                   left_out, disagreeing, made,
+                                                   self.args.coordination_examples):
                     write(split, *found)
                 for found in disagreeing or ():
                     write(dropped[1], *found)

@@ -114,9 +114,9 @@ def test_a_verb_coordinated_with_a_verb_takes_its_subject():
     assert [(c.verb, c.subject, c.label) for c in cases] == [(1, 0, PLURAL), (5, 4, SINGULAR)]
 
 
-def made_coordination(spec: str, verb: int):
+def made_coordination(spec: str, verb: int, clauses: str = "main"):
     """The made sentence's words and its case (None where none is made)."""
-    made = coordination_sentence(parse(spec), verb)
+    made = coordination_sentence(parse(spec), verb, clauses)
     if made is None:
         return None, None
     reason, case = verb_case(made, len(made) - 1, 50)
@@ -145,20 +145,32 @@ def test_a_clause_after_the_verb_ends_its_phrase_and_a_cut_head_becomes_a_root()
     spec = ("he/PRP/2/nsubj says/VBZ/0/ROOT that/IN/6/mark the/DT/5/det men/NNS/6/nsubjpass "
             "are/VBP/7/auxpass gone/VBN/2/ccomp")
     assert made_coordination(spec, 1)[0] == "he says and says"
-    assert made_coordination(spec, 5) == (None, None)  # an auxiliary makes none
+    assert made_coordination(spec, 5, "every") == (None, None)  # an auxiliary makes none
+
+
+def test_subordinate_clauses_make_coordinations_only_for_every_clause():
     # "when the king comes to the gate , the men rise": "comes" hangs on "rise", cut away
-    text, case = made_coordination(
-        "when/WRB/3/advmod the/DT/3/det king/NN/4/nsubj comes/VBZ/11/advcl to/IN/4/prep "
-        "the/DT/7/det gate/NN/5/pobj ,/,/11/punct the/DT/10/det men/NNS/11/nsubj "
-        "rise/VBP/0/ROOT", 3)
+    spec = ("when/WRB/3/advmod the/DT/3/det king/NN/4/nsubj comes/VBZ/11/advcl to/IN/4/prep "
+            "the/DT/7/det gate/NN/5/pobj ,/,/11/punct the/DT/10/det men/NNS/11/nsubj "
+            "rise/VBP/0/ROOT")
+    text, case = made_coordination(spec, 3, "every")
     assert (text, case.subject, case.label) == ("when the king comes to the gate and comes", 2,
                                                SINGULAR)
+    assert made_coordination(spec, 3) == (None, None)
+    assert made_coordination(spec, 10)[0] == ("when the king comes to the gate , the men rise "
+                                              "and rise")
+    # an object relative: "the word that the people hear is true"
+    spec = ("the/DT/2/det word/NN/7/nsubj that/WDT/6/dobj the/DT/5/det people/NNS/6/nsubj "
+            "hear/VBP/2/relcl is/VBZ/0/ROOT true/JJ/7/acomp")
+    assert made_coordination(spec, 5, "every")[0] == "the word that the people hear and hear"
+    assert made_coordination(spec, 5) == (None, None)
+    assert made_coordination(spec, 6)[0] == "the word that the people hear is true and is"
 
 
 def test_a_verb_already_coordinated_makes_no_coordination():
     spec = "The/DT/2/det author/NN/3/nsubj laughs/VBZ/0/ROOT and/CC/3/cc swims/VBZ/3/conj"
     assert made_coordination(spec, 2) == (None, None)
-    # the last conjunct of the chain does: "... laughs and swims and swims"
+    # the last conjunct of the chain does, of the main clause through its first conjunct
     assert made_coordination(spec, 4)[0] == "The author laughs and swims and swims"
 
 

@@ -689,11 +689,13 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
         "examples"
 
 
-@pytest.mark.parametrize("case", ["lowercase", "augment"])
+@pytest.mark.parametrize("case,coordinations", [("lowercase", "every"), ("augment", "none")])
 def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agreement_pipeline,
-                                                                 case):
+                                                                 case, coordinations):
     """CASE=lowercase lowercases the trees' leaves (and the DTT heads' words) and records it for
-    prediction; CASE=augment adds every training example again, lowercased; LOWERCASED_COPIES=1
+    prediction; CASE=augment adds every training example again, lowercased;
+    COORDINATION_EXAMPLES=every makes coordinations of complement clauses' verbs too, none
+    makes none; LOWERCASED_COPIES=1
     makes valid and test again, lowercased, the last test splits; two TEST_TEXT files make
     test1 and test2; recipe.json names every test split."""
     bible = standins.agreement_bible(tmp_path / "bible")
@@ -702,7 +704,8 @@ def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agree
     texts[1].write_text("The author laughs.\n", encoding="utf-8")
     env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
                AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
-               TEST_TEXT=" ".join(map(str, texts)), CASE=case, LOWERCASED_COPIES="1")
+               TEST_TEXT=" ".join(map(str, texts)), CASE=case, LOWERCASED_COPIES="1",
+               COORDINATION_EXAMPLES=coordinations)
     succeeded(run_recipe("agreement", tmp_path / "data", **env))
     work = tmp_path / "data" / "agreement"
     recipe = json.loads((work / "recipe.json").read_text())
@@ -720,6 +723,16 @@ def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agree
     assert [line.split("\t")[0] for line in read(work / "text" / "test2.meta")] == [
         f"{texts[1]}:1"]
     tokens, labels = read(work / "text" / "train.tok"), read(work / "text" / "train.label")
+    made = {words for made in (standins.AGREEMENT_COORDINATIONS,
+                               standins.AGREEMENT_SUBORDINATE_COORDINATIONS)
+            for rows in made.values() for words, *_ in rows}
+    subordinate = {words for rows in standins.AGREEMENT_SUBORDINATE_COORDINATIONS.values()
+                   for words, *_ in rows}
+    if coordinations == "every":
+        assert subordinate & set(tokens)
+        assert recipe["stats"]["train"]["coordinations made"] == sum(t in made for t in tokens)
+    else:
+        assert not made & set(tokens) and "coordinations made" not in recipe["stats"]["train"]
     leaves = [" ".join(join_subwords(parse_tree(t).leaves, "subword-nmt"))
               for t in view(work, "agreement", "train")[0]]
     if case == "augment":  # each example, then its lowercased copy

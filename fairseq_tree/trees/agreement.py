@@ -37,10 +37,14 @@ VBP: pronoun examples are about form, which is why they are reported apart).
 Made examples (``coordination_sentence``, for training: the recipe's ``--coordination-examples``):
 a sentence rarely coordinates two present-tense verbs with a subject of the other number between
 them, so the examples hold few of what Marvin & Linzen's VP coordination asks ("the author near
-the senators laughs and *swims*"). Every verb that makes an example (not an auxiliary, not
-already coordinated) makes a second sentence: its words up to the end of the verb's phrase
+the senators laughs and *swims*"). A verb that makes an example (not an auxiliary, not already
+coordinated) makes a second sentence: its words up to the end of the verb's phrase
 (``phrase_end``), *and*, and the verb again as its conjunct; rule 2 gives that verb the first's
 subject, and the label is the subject's number, whatever the tense of the verb that follows.
+``MADE_CLAUSES`` says which verbs do: those of the main clause (the sentence's root, or a
+conjunct of it), or those of every clause (relative, adverbial and complement clauses too: "the
+word that the people hear and" takes "people", the very prefix of an object relative but for
+*and*, which the models were seen to confuse with it).
 
 Rule 6 is a selection by the parser and tagger as much as a filter of their errors: the verbs
 it drops are those where the parse a model would read points at a subject of the other number.
@@ -238,14 +242,21 @@ def subtree(words: list[Word], root: int) -> list[int]:
     return sorted(inside)
 
 
-def coordination_sentence(words: list[Word], verb: int) -> list[Word] | None:
+MADE_CLAUSES = ("main", "every")
+
+
+def coordination_sentence(words: list[Word], verb: int,
+                          clauses: str = "main") -> list[Word] | None:
     """The made sentence of the module docstring for the VBZ/VBP at ``verb``: its words to the
     end of the verb's phrase, *and*, and the verb again, a ``conj`` of the first; None for an
-    auxiliary or copula, a verb already coordinated (its conjunct makes the real example), and
-    a phrase ``phrase_end`` cannot cut."""
+    auxiliary or copula, a verb already coordinated (its conjunct makes the real example), a
+    verb of a subordinate clause where ``clauses`` is "main", and a phrase ``phrase_end`` cannot
+    cut."""
     word = words[verb]
     if word.relation in AUXILIARY_RELATIONS or any(
             w.head == verb and w.relation in ("conj", "cc") for w in words):
+        return None
+    if clauses == "main" and words[first_conjunct(words, verb)].head >= 0:
         return None
     end = phrase_end(words, verb)
     if end is None:
