@@ -17,12 +17,12 @@
 # (bench/jobs/agreement-case-choice.tsv's seed-1 runs of RTA, choice.CASE.rta.s1.json):
 #   bash bench/jobs/score-agreement.sh case OUT.json         # valid, test, test1-test5
 #   bash bench/jobs/score-agreement.sh case-choice OUT.json  # valid and valid lowercased (test4)
-# The recipe's defaults with the made coordinations (bench/jobs/agreement-coordination-cpu.tsv's
-# reports, coordination.MODEL.sSEED.json), and what the made coordinations change, model by
-# model, against the same seeds on CASE=lowercase alone (every evaluated split holds the same
-# examples in both folders):
-#   bash bench/jobs/score-agreement.sh coordination OUT.json         # valid, test, test1-test5
-#   bash bench/jobs/score-agreement.sh coordination-effect MODEL OUT.json  # MODEL: rta, roberta
+# With made coordinations (bench/jobs/agreement-coordination-cpu.tsv's reports,
+# coordination-WHICH.MODEL.sSEED.json; WHICH: main, the recipe's default, or every), and what
+# they change, model by model, against the same seeds on CASE=lowercase alone (every evaluated
+# split holds the same examples in both folders):
+#   bash bench/jobs/score-agreement.sh coordination WHICH OUT.json   # valid, test, test1-test5
+#   bash bench/jobs/score-agreement.sh coordination-effect WHICH MODEL OUT.json  # rta, roberta
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
@@ -49,22 +49,25 @@ if [ "${1:-}" = open ]; then
   add_reports bench/results/agreement-open-runs/"$which".*.s[0-9].json
   args+=(--baseline roberta)
 elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
-  recipe=$1 out=${2:-}
-  [ "$recipe" = case ] && recipe=lowercase
+  recipe=lowercase out=${2:-}
+  if [ "$1" = coordination ]; then
+    [ "${2:-}" = main ] || [ "${2:-}" = every ] || die "usage: score-agreement.sh coordination main|every OUT.json"
+    recipe=coordination-$2 out=${3:-}
+  fi
   folder=runs/data-agr-$recipe
-  [ -n "$out" ] || die "usage: score-agreement.sh $1 OUT.json"
+  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json, or coordination main|every OUT.json"
   splits=(--split valid --split test --split test1 --split test2 --split test3 --split test4
           --split test5)
   add_reports bench/results/agreement-case-runs/"$recipe".*.s[0-9].json
   args+=(--baseline roberta)
 elif [ "${1:-}" = coordination-effect ]; then
-  [ $# -eq 3 ] || die "usage: score-agreement.sh coordination-effect MODEL OUT.json"
-  model=$2 out=$3 folder=runs/data-agr-lowercase
-  splits=(--split test --split test1 --split test2 --split test5)
-  for recipe in lowercase coordination; do
+  [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect main|every MODEL OUT.json"
+  which=$2 model=$3 out=$4 folder=runs/data-agr-lowercase
+  splits=(--split valid --split test --split test1 --split test2 --split test5)
+  for recipe in lowercase "coordination-$which"; do
     for seed in 1 2 3; do
       report=bench/results/agreement-case-runs/$recipe.$model.s$seed.json
-      [ -e "$report" ] || die "no runs scored yet: $report"
+      [ -e "$report" ] || { echo "score-agreement.sh: note: not scored yet: $report" >&2; continue; }
       args+=(--results "$model@$recipe:$seed=$report#$model:$seed")
     done
   done
