@@ -290,7 +290,10 @@ MODEL_NAMES = {"tree_classifier": "tree_classifier_tiny",
 SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "flat trees",
                 # the agreement recipe's CASE, the same spaCy trees
                 "cased": "text as written", "lowercase": "lowercased leaves",
-                "augment": "text with lowercased copies"}
+                "augment": "text with lowercased copies",
+                # and the made coordinations of the main clause's or every clause's verbs
+                "coordination-main": "lowercased leaves and main-clause coordinations",
+                "coordination-every": "lowercased leaves and every clause's coordinations"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]

@@ -518,7 +518,8 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
                      "The author laughs.\n", encoding="utf-8")
     env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
                AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
-               TEST_TEXT=str(other), CASE="cased")  # seed 2: the rule-6 verse (1:5) in test
+               TEST_TEXT=str(other), CASE="cased",  # seed 2: the rule-6 verse (1:5) in test
+               COORDINATION_EXAMPLES="main")
     succeeded(run_recipe("agreement", tmp_path / "data", **env))
     work = tmp_path / "data" / "agreement"
     splits = (*SPLITS, "test1", "test2")  # test2: the test verses' verbs rule 6 leaves out

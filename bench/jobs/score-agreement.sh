@@ -18,7 +18,8 @@
 #   bash bench/jobs/score-agreement.sh case OUT.json         # valid, test, test1-test5
 #   bash bench/jobs/score-agreement.sh case-choice OUT.json  # valid and valid lowercased (test4)
 # With made coordinations (bench/jobs/agreement-coordination-cpu.tsv's reports,
-# coordination-WHICH.MODEL.sSEED.json; WHICH: main, the recipe's default, or every), and what
+# coordination-WHICH.rta.sSEED.json; WHICH: main or every; the baseline
+# roberta's runs on CASE=lowercase alone), and what
 # they change, model by model, against the same seeds on CASE=lowercase alone (every evaluated
 # split holds the same examples in both folders):
 #   bash bench/jobs/score-agreement.sh coordination WHICH OUT.json   # valid, test, test1-test5
@@ -58,7 +59,14 @@ elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
   [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json, or coordination main|every OUT.json"
   splits=(--split valid --split test --split test1 --split test2 --split test3 --split test4
           --split test5)
-  add_reports bench/results/agreement-case-runs/"$recipe".*.s[0-9].json
+  if [ "$recipe" = lowercase ]; then
+    add_reports bench/results/agreement-case-runs/lowercase.*.s[0-9].json
+  else  # the tree model's runs, roberta's of CASE=lowercase alone (the same test examples)
+    add_reports bench/results/agreement-case-runs/"$recipe".rta.s[0-9].json
+    for seed in 1 2 3; do
+      args+=(--results "roberta:$seed=bench/results/agreement-case-runs/lowercase.roberta.s$seed.json")
+    done
+  fi
   args+=(--baseline roberta)
 elif [ "${1:-}" = coordination-effect ]; then
   [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect main|every MODEL OUT.json"

@@ -251,9 +251,9 @@ AGREEMENT_EXAMPLES = {
     "The word of the prophets is true.": [("The word of the prophets", "0", "noun", 1, 4, 1, "is",
                                            "1")],
 }
-# The made coordinations (train only, after the verse's examples): each main-clause example's
-# verb phrase and "and" ("are lost": an auxiliary makes none), as above; COORDINATION_EXAMPLES=
-# every adds the complement clauses' ("They know that the sons of David are wise and").
+# The made coordinations (train only, after the verse's examples; COORDINATION_EXAMPLES=main):
+# each main-clause example's verb phrase and "and" ("are lost": an auxiliary makes none), as
+# above; every adds the complement clauses' ("They know that the sons of David are wise and").
 AGREEMENT_COORDINATIONS = {
     "The author laughs.": [("The author laughs and", "0", "noun", 0, 3, 1, "laughs", "0")],
     "They know that the sons of David are wise.": [
