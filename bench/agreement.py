@@ -369,11 +369,13 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
 def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
     """bench/RESULTS.md's table of a recipe's examples (``recipe.json``'s ``stats``, written by
     data-prep/prepare-agreement.sh): per split, the examples, noun subjects by number and by
-    attractors, pronoun subjects."""
+    attractors, pronoun subjects; and the made coordinations among them where a split has
+    some (``--coordination-examples``)."""
     stats = recipe["stats"]
     splits = splits or [split for split in ("train", "valid", "test", "test1", "test2")
                         if split in stats]
     bins = list(stats[splits[0]]["noun subjects by attractors"])
+    made = any("coordinations made" in stats[split] for split in splits)
     body = []
     for split in splits:
         row = stats[split]
@@ -381,10 +383,11 @@ def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
         body.append([split, f"{row['examples']:,}",
                      f"{row['noun subjects']:,} ({singular:,} / {plural:,})",
                      f"{row['pronoun subjects']:,}",
-                     " / ".join(f"{n:,}" for n in row["noun subjects by attractors"].values())])
+                     " / ".join(f"{n:,}" for n in row["noun subjects by attractors"].values())]
+                    + ([f"{row.get('coordinations made', 0):,}"] if made else []))
     return markdown_table(["split", "examples", "noun subjects (singular / plural)",
-                           "pronoun subjects", "noun subjects by attractors " + " / ".join(bins)],
-                          body)
+                           "pronoun subjects", "noun subjects by attractors " + " / ".join(bins)]
+                          + (["of them made coordinations"] if made else []), body)
 
 
 def percent(rate: float) -> str:

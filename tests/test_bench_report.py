@@ -186,3 +186,21 @@ def test_lowercase_i_subjects_are_a_row_of_their_own_where_a_split_has_them(tmp_
     assert agreement.subject_words(tmp_path, "test", meta) is None
     with pytest.raises(SystemExit, match=r"test1.tok: 4 lines, but the split has 3 examples"):
         agreement.subject_words(tmp_path, "test1", meta[:3])
+
+
+def test_the_examples_table_counts_made_coordinations_only_where_a_recipe_made_them():
+    from bench import agreement
+
+    def split(examples, made=None):
+        row = {"examples": examples, "noun subjects": 2, "pronoun subjects": examples - 2,
+               "noun subjects by class": {"singular (VBZ)": 1, "plural (VBP)": 1},
+               "noun subjects by attractors": {"0": 1, "1": 1}}
+        return {**row, "coordinations made": made} if made is not None else row
+
+    made = agreement.examples_table({"stats": {"train": split(12, 4), "valid": split(3)}},
+                                    ["train", "valid"])
+    assert made[0].endswith("| of them made coordinations |")
+    assert made[2:] == ["| train | 12 | 2 (1 / 1) | 10 | 1 / 1 | 4 |",
+                        "| valid | 3 | 2 (1 / 1) | 1 | 1 / 1 | 0 |"]
+    plain = agreement.examples_table({"stats": {"train": split(12)}}, ["train"])
+    assert "made" not in plain[0] and plain[2] == "| train | 12 | 2 (1 / 1) | 10 | 1 / 1 |"
