@@ -15,7 +15,8 @@ whose every form occurs ``--min-count`` times or more in the recipe's training t
 (``text/train.tok``), so the models know the words; the report lists the entries left out as
 rare. ``--items`` writes them as
 TSV, and ``--items-from`` reads such a file instead of making them: the same items for models
-of recipes whose training text differs. Each model reads them as raw text through the classification hub, as a user's sentences:
+of recipes whose training text differs. Each model reads them as raw text through the
+classification hub, as a user's sentences:
 parsed by the recipe's PARSER, split into the recipe's subwords and binarized with the model's
 dictionaries.
 

@@ -510,8 +510,9 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     """Every verb the extraction takes in every verse of both translations becomes one example
     (its words before the verb, the verb's class, the .meta line), in the split of its verse
     reference in both, and train's made coordinations after each verse's; the placeholder
-    verse and the verbs left out are counted; TEST_TEXT becomes test1; the prefixes' trees and dependency parses reach the data-bin; then the
-    config's DTT and roberta train a few updates and fairseq-validate reads test1."""
+    verse and the verbs left out are counted; TEST_TEXT becomes test1; the prefixes' trees and
+    dependency parses reach the data-bin; then the config's DTT and roberta train a few updates
+    and fairseq-validate reads test1."""
     bible = standins.agreement_bible(tmp_path / "bible")
     other = tmp_path / "other.txt"
     other.write_text("The keys to the cabinet are lost.\nIs God unrighteous?\n\n"

@@ -55,6 +55,8 @@ example is, so that a model's accuracy on them measures what the selection hides
 import collections
 from dataclasses import dataclass
 
+from fairseq_tree.trees.dependency import subtree_spans
+
 SINGULAR, PLURAL = "0", "1"  # fairseq's class symbols, in the order of the class names
 CLASS_NAMES = ["singular (VBZ)", "plural (VBP)"]
 VERB_NUMBER = {"VBZ": SINGULAR, "VBP": PLURAL}
@@ -217,29 +219,18 @@ def phrase_end(words: list[Word], verb: int) -> int | None:
     subtrees, up to the first that is not of ``PHRASE_RELATIONS`` (a clause, a conjunct, a
     punctuation mark); None when the phrase is not a contiguous span (a non-projective parse)
     or ends in punctuation."""
+    spans = subtree_spans([word.head for word in words])
     end = verb
     for i in range(verb + 1, len(words)):
         if words[i].head != verb:
             continue
         if words[i].relation not in PHRASE_RELATIONS:
             break
-        span = subtree(words, i)
-        if min(span) != end + 1:
+        first, after = spans[i]
+        if first != end + 1:
             return None
-        end = max(span)
+        end = after - 1
     return None if words[end].relation == "punct" else end
-
-
-def subtree(words: list[Word], root: int) -> list[int]:
-    """``root`` and every word under it."""
-    inside, frontier = {root}, [root]
-    while frontier:
-        head = frontier.pop()
-        for i, word in enumerate(words):
-            if word.head == head and i not in inside:
-                inside.add(i)
-                frontier.append(i)
-    return sorted(inside)
 
 
 MADE_CLAUSES = ("main", "every")
