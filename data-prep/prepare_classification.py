@@ -51,7 +51,9 @@ Coordination (``--coordination-examples main|every``): train also holds, for eac
 examples whose verb is not an auxiliary or already coordinated, and is of the main clause
 (``main``) or of any (``every``), the sentence to the end of the verb's phrase and *and*,
 labelled by the subject (``fairseq_tree.trees.agreement``'s made examples), counted as train's
-``coordinations made`` in the stats.
+``coordinations made`` in the stats. ``--coordination-fraction F`` keeps a share F of them, each
+drawn apart with ``--seed`` (keyed by its verse and rank there, so the same whatever the order
+of the work).
 
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
@@ -62,6 +64,7 @@ import collections
 import contextlib
 import itertools
 import json
+import random
 import shutil
 import sys
 from collections.abc import Iterable
@@ -106,7 +109,7 @@ SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max
 # Settings recorded only when they are not their default, so that a folder made before they
 # existed is continued, not refused.
 DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False,
-                    "coordination_examples": "none"}
+                    "coordination_examples": "none", "coordination_fraction": 1.0}
 CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
@@ -195,6 +198,9 @@ def get_parser() -> argparse.ArgumentParser:
                         "the verb coordinated with it, labelled by the subject, for the verbs of "
                         "the main clause or of every clause (default none; "
                         "fairseq_tree.trees.agreement.coordination_sentence)")
+    p.add_argument("--coordination-fraction", type=float, default=1.0, metavar="F",
+                   help="agreement: the share of the made coordinations kept (0 < F <= 1, "
+                        "default 1), each drawn with --seed")
     p.add_argument("--case", choices=CASES, default="cased",
                    help="cased: the text as written; lowercase: the leaves lowercased after "
                         "parsing (and at prediction); augment: every training example also "
@@ -265,6 +271,11 @@ class Recipe:
             raise CliError("--case augment is for --dataset agreement")
         if args.coordination_examples != "none" and args.dataset != "agreement":
             raise CliError("--coordination-examples is for --dataset agreement")
+        if not 0 < args.coordination_fraction <= 1:
+            raise CliError(f"--coordination-fraction {args.coordination_fraction}: "
+                           "expected a share in (0, 1]")
+        if args.coordination_fraction != 1 and args.coordination_examples == "none":
+            raise CliError("--coordination-fraction needs --coordination-examples main|every")
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -501,7 +512,9 @@ class Recipe:
                     write(split, *found)
                 for found in disagreeing or ():
                     write(dropped[1], *found)
-                for found in made or ():
+                for k, found in enumerate(made or ()):
+                    if not self.keeps_made(where, k):
+                        continue
                     write(split, *found)
                     stats[split]["coordinations made"] = stats[split].get(
                         "coordinations made", 0) + 1
@@ -509,6 +522,12 @@ class Recipe:
             logger.info(f"agreement {split}: {json.dumps(counts)}")
         self.stats.update(stats)
         self.stats[left_out_key] = dict(sorted(left_out.items()))
+
+    def keeps_made(self, where: str, rank: int) -> bool:
+        """Whether the ``rank``-th made coordination of the text at ``where`` is kept: a draw of
+        its own, keyed by the seed, the place and the rank."""
+        share = self.args.coordination_fraction
+        return share == 1 or random.Random(f"{self.args.seed} {where} {rank}").random() < share
 
     def save_stats(self):
         if self.stats:

@@ -749,6 +749,48 @@ def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agree
     assert (work / "data-bin" / "agreement" / "input0" / "test5.heads.idx").exists()
 
 
+def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
+    """COORDINATION_FRACTION keeps a share of the made coordinations: the same examples but for
+    fewer made ones, those a subsequence of all of them, counted in the stats; a share outside
+    (0, 1], or a share without made examples, stops the recipe in one line."""
+    bible = standins.agreement_bible(tmp_path / "bible")
+    made = {words for made in (standins.AGREEMENT_COORDINATIONS,
+                               standins.AGREEMENT_SUBORDINATE_COORDINATIONS)
+            for rows in made.values() for words, *_ in rows}
+    rows = {}
+    for share in ("1", "0.5"):
+        env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
+                   AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
+                   CASE="cased", COORDINATION_EXAMPLES="every", COORDINATION_FRACTION=share)
+        succeeded(run_recipe("agreement", tmp_path / share, **env))
+        work = tmp_path / share / "agreement"
+        rows[share] = list(zip(read(work / "text" / "train.tok"),
+                               read(work / "text" / "train.label"),
+                               read(work / "text" / "train.meta"), strict=True))
+        recipe = json.loads((work / "recipe.json").read_text())
+        assert recipe["stats"]["train"]["coordinations made"] == sum(
+            row[0] in made for row in rows[share])
+        for split in ("valid", "test"):
+            rows.setdefault(split, read(work / "text" / f"{split}.tok"))
+            assert read(work / "text" / f"{split}.tok") == rows[split]
+    every, kept = ([row for row in rows[share] if row[0] in made] for share in ("1", "0.5"))
+    assert [row for row in rows["1"] if row[0] not in made] == [
+        row for row in rows["0.5"] if row[0] not in made]
+    assert 0 < len(kept) < len(every)
+    rest = iter(every)
+    assert all(row in rest for row in kept)  # a subsequence: each found after the one before
+    for env, message in (
+            (dict(COORDINATION_EXAMPLES="main", COORDINATION_FRACTION="0"),
+             "--coordination-fraction 0.0: expected a share in (0, 1]"),
+            (dict(COORDINATION_FRACTION="0.5"),
+             "--coordination-fraction needs --coordination-examples main|every")):
+        proc = run_recipe("agreement", tmp_path / "refused", PARSER="spacy",
+                          SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible), **env)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        (line,) = [x for x in proc.stderr.splitlines() if "error" in x]
+        assert line.endswith(message), line
+
+
 def test_agreement_needs_an_english_model(tmp_path):
     """Whatever parser makes the trees, the examples come from spaCy: no SPACY_MODEL stops the
     recipe at once, in one line."""
