@@ -18,7 +18,8 @@
 #   bash bench/jobs/score-agreement.sh case OUT.json         # valid, test, test1-test5
 #   bash bench/jobs/score-agreement.sh case-choice OUT.json  # valid and valid lowercased (test4)
 # With made coordinations (bench/jobs/agreement-coordination-cpu.tsv's reports,
-# coordination-WHICH.rta.sSEED.json; WHICH: main or every; the baseline
+# coordination-WHICH.rta.sSEED.json; WHICH: main, every, or main-quarter (a quarter of main's,
+# COORDINATION_FRACTION=0.25), the recipe's folder runs/data-agr-coordination-WHICH; the baseline
 # roberta's runs on CASE=lowercase alone), and what
 # they change, model by model, against the same seeds on CASE=lowercase alone (every evaluated
 # split holds the same examples in both folders):
@@ -52,11 +53,11 @@ if [ "${1:-}" = open ]; then
 elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
   recipe=lowercase out=${2:-}
   if [ "$1" = coordination ]; then
-    [ "${2:-}" = main ] || [ "${2:-}" = every ] || die "usage: score-agreement.sh coordination main|every OUT.json"
+    [ -n "${2:-}" ] && [ -d "runs/data-agr-coordination-$2" ] || die "usage: score-agreement.sh coordination WHICH OUT.json (runs/data-agr-coordination-WHICH: the recipe's folder)"
     recipe=coordination-$2 out=${3:-}
   fi
   folder=runs/data-agr-$recipe
-  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json, or coordination main|every OUT.json"
+  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json, or coordination WHICH OUT.json"
   splits=(--split valid --split test --split test1 --split test2 --split test3 --split test4
           --split test5)
   if [ "$recipe" = lowercase ]; then
@@ -69,7 +70,7 @@ elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
   fi
   args+=(--baseline roberta)
 elif [ "${1:-}" = coordination-effect ]; then
-  [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect main|every MODEL OUT.json"
+  [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect WHICH MODEL OUT.json"
   which=$2 model=$3 out=$4 folder=runs/data-agr-lowercase
   splits=(--split valid --split test --split test1 --split test2 --split test5)
   for recipe in lowercase "coordination-$which"; do
