@@ -723,11 +723,14 @@ class Recipe:
             self.stats["unknown_rates"] = self.unknown_rates()
             self.save_stats()
         text, refused = raw_text_steps(args)
+        made = {"coordination_examples": args.coordination_examples,
+                "coordination_fraction": args.coordination_fraction} \
+            if dataset == "agreement" else {}
         recipe = RecipeRecord("classification", text, list(args.parser_arg),
                         spacy_record(args).get("spacy"), dataset=dataset, views=views,
                         raw_text_refused=refused, details={
                             "name": self.work.name, "bpe_merges": args.bpe_merges,
-                            "seed": args.seed, "case": args.case,
+                            "seed": args.seed, "case": args.case, **made,
                             "test_splits": self.test_splits,
                             "stats": json.loads(stats.read_text(encoding="utf-8"))
                             if stats.exists() else {}})

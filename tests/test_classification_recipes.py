@@ -768,6 +768,8 @@ def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
                                read(work / "text" / "train.label"),
                                read(work / "text" / "train.meta"), strict=True))
         recipe = json.loads((work / "recipe.json").read_text())
+        assert (recipe["coordination_examples"], recipe["coordination_fraction"]) == (
+            "every", float(share))
         assert recipe["stats"]["train"]["coordinations made"] == sum(
             row[0] in made for row in rows[share])
         for split in ("valid", "test"):
