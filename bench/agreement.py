@@ -293,6 +293,8 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 "augment": "text with lowercased copies",
                 # and the made coordinations of the main clause's or every clause's verbs
                 "coordination-main": "lowercased leaves and main-clause coordinations",
+                "coordination-main-quarter":
+                    "lowercased leaves and a quarter of the main-clause coordinations",
                 "coordination-every": "lowercased leaves and every clause's coordinations"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
