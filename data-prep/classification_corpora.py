@@ -196,14 +196,19 @@ def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | N
 
 def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
                        left_out, disagreeing: list | None = None, made: list | None = None,
-                       made_clauses: str = "main"
+                       made_clauses: str = "main", past: list | None = None,
+                       past_left_out=None
                        ) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
     """(example, its case, its text/{split}.meta line) for every agreement case of the parsed
     sentences of one text (``where``); the verbs left out are counted in ``left_out``, with
-    ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form, and with
+    ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form, with
     ``made`` each case's made coordination (``agreement.coordination_sentence``, of the verbs
-    of ``made_clauses``)."""
+    of ``made_clauses``), and with ``past`` the past-tense examples
+    (``agreement.past_tense_cases``, their verbs left out counted in ``past_left_out``)."""
     for words in sentences:
+        if past is not None:
+            past.extend(agreement_example(where, words, case)
+                        for case in agreement.past_tense_cases(words, max_length, past_left_out))
         dropped = [] if disagreeing is not None else None
         for case in agreement.agreement_cases(words, max_length, left_out, dropped):
             yield agreement_example(where, words, case)

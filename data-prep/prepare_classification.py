@@ -55,6 +55,12 @@ labelled by the subject (``fairseq_tree.trees.agreement``'s made examples), coun
 drawn apart with ``--seed`` (keyed by its verse and rank there, so the same whatever the order
 of the work).
 
+Past tense (``--past-tense-examples``): train also holds an example for each past-tense verb
+(VBD) with a subject before it, labelled by the subject's number
+(``fairseq_tree.trees.agreement.past_tense_cases``), counted as train's ``past-tense examples``
+in the stats, the verbs left out under ``past-tense verbs left out``; valid and the tests stay
+the present-tense task.
+
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
 """
@@ -109,7 +115,8 @@ SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max
 # Settings recorded only when they are not their default, so that a folder made before they
 # existed is continued, not refused.
 DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False,
-                    "coordination_examples": "none", "coordination_fraction": 1.0}
+                    "coordination_examples": "none", "coordination_fraction": 1.0,
+                    "past_tense_examples": False}
 CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
@@ -201,6 +208,9 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--coordination-fraction", type=float, default=1.0, metavar="F",
                    help="agreement: the share of the made coordinations kept (0 < F <= 1, "
                         "default 1), each drawn with --seed")
+    p.add_argument("--past-tense-examples", action="store_true",
+                   help="agreement: training examples from the past-tense verbs too, labelled "
+                        "by the subject's number (fairseq_tree.trees.agreement.past_tense_cases)")
     p.add_argument("--case", choices=CASES, default="cased",
                    help="cased: the text as written; lowercase: the leaves lowercased after "
                         "parsing (and at prediction); augment: every training example also "
@@ -271,6 +281,8 @@ class Recipe:
             raise CliError("--case augment is for --dataset agreement")
         if args.coordination_examples != "none" and args.dataset != "agreement":
             raise CliError("--coordination-examples is for --dataset agreement")
+        if args.past_tense_examples and args.dataset != "agreement":
+            raise CliError("--past-tense-examples is for --dataset agreement")
         if not 0 < args.coordination_fraction <= 1:
             raise CliError(f"--coordination-fraction {args.coordination_fraction}: "
                            "expected a share in (0, 1]")
@@ -476,7 +488,7 @@ class Recipe:
         counts (kinds, labels, attractors of the noun subjects) and the verbs left out (under
         ``left_out_key``) into the stats; with ``dropped`` = (split, into), the verbs of
         ``split`` that rule 6 leaves out go to the split ``into``, labelled by the verb."""
-        left_out = collections.Counter()
+        left_out, past_left_out = collections.Counter(), collections.Counter()
         for paths in outputs.values():
             paths[0].parent.mkdir(parents=True, exist_ok=True)
         stats = {split: {"examples": 0, "noun subjects": 0, "pronoun subjects": 0,
@@ -506,10 +518,16 @@ class Recipe:
                 disagreeing = [] if dropped and split == dropped[0] else None
                 made = [] if split == "train" and self.args.coordination_examples != "none" \
                     else None
+                past = [] if split == "train" and self.args.past_tense_examples else None
                 for found in cc.agreement_examples(where, sentences, self.args.max_length,
                                                    left_out, disagreeing, made,
-                                                   self.args.coordination_examples):
+                                                   self.args.coordination_examples, past,
+                                                   past_left_out):
                     write(split, *found)
+                for found in past or ():
+                    write(split, *found)
+                    stats[split]["past-tense examples"] = stats[split].get(
+                        "past-tense examples", 0) + 1
                 for found in disagreeing or ():
                     write(dropped[1], *found)
                 for k, found in enumerate(made or ()):
@@ -522,6 +540,8 @@ class Recipe:
             logger.info(f"agreement {split}: {json.dumps(counts)}")
         self.stats.update(stats)
         self.stats[left_out_key] = dict(sorted(left_out.items()))
+        if past_left_out:
+            self.stats["past-tense verbs left out"] = dict(sorted(past_left_out.items()))
 
     def keeps_made(self, where: str, rank: int) -> bool:
         """Whether the ``rank``-th made coordination of the text at ``where`` is kept: a draw of
@@ -724,7 +744,8 @@ class Recipe:
             self.save_stats()
         text, refused = raw_text_steps(args)
         made = {"coordination_examples": args.coordination_examples,
-                "coordination_fraction": args.coordination_fraction} \
+                "coordination_fraction": args.coordination_fraction,
+                "past_tense_examples": args.past_tense_examples} \
             if dataset == "agreement" else {}
         recipe = RecipeRecord("classification", text, list(args.parser_arg),
                         spacy_record(args).get("spacy"), dataset=dataset, views=views,

@@ -13,6 +13,7 @@ from fairseq_tree.trees.agreement import (
     Word,
     agreement_cases,
     coordination_sentence,
+    past_tense_cases,
     verb_case,
 )
 
@@ -205,6 +206,55 @@ def test_a_finite_verb_under_see_with_a_complementizer_is_kept():
     assert [(c.verb, c.subject_kind, c.label) for c in cases] == [(1, "pronoun", PLURAL),
                                                                   (5, "noun", PLURAL)]
     assert not left_out
+
+
+def past_cases_and_reasons(spec: str):
+    left_out = collections.Counter()
+    return past_tense_cases(parse(spec), left_out=left_out), left_out
+
+
+def test_past_tense_verbs_are_labelled_by_their_subject():
+    # He arose and went to the city, and the people of the land rejoiced: "went" takes "He"
+    # through its conjunct (rule 2), "rejoiced" its own subject after "and"; the VBZ and VBP
+    # examples are not past-tense ones.
+    spec = ("He/PRP/2/nsubj arose/VBD/0/ROOT and/CC/2/cc went/VBD/2/conj to/IN/4/prep "
+            "the/DT/7/det city/NN/5/pobj ,/,/2/punct and/CC/2/cc the/DT/11/det "
+            "people/NNS/15/nsubj of/IN/11/prep the/DT/14/det land/NN/12/pobj "
+            "rejoiced/VBD/2/conj")
+    cases, left_out = past_cases_and_reasons(spec)
+    assert cases == [
+        AgreementCase(verb=1, subject=0, label=SINGULAR, subject_kind="pronoun", attractors=0,
+                      distance=1, last_noun=None),
+        AgreementCase(verb=3, subject=0, label=SINGULAR, subject_kind="pronoun", attractors=0,
+                      distance=3, last_noun=None),
+        AgreementCase(verb=14, subject=10, label=PLURAL, subject_kind="noun", attractors=1,
+                      distance=4, last_noun=SINGULAR)]
+    assert not left_out and not agreement_cases(parse(spec))
+    # a pronoun's label is the verb tag it takes, as for the present: "I" is VBP's
+    cases, _ = past_cases_and_reasons("I/PRP/2/nsubj was/VBD/0/ROOT there/RB/2/advmod")
+    assert [(c.subject_kind, c.label) for c in cases] == [("pronoun", PLURAL)]
+
+
+@pytest.mark.parametrize("spec,reason", [
+    # "were" with a singular noun, "was" with a plural one: the past's only agreeing forms
+    ("The/DT/2/det king/NN/3/nsubj were/VBD/0/ROOT angry/JJ/3/acomp",
+     "subject and verb disagree"),
+    ("The/DT/2/det kings/NNS/3/nsubj was/VBD/0/ROOT angry/JJ/3/acomp",
+     "subject and verb disagree"),
+    ("Then/RB/2/advmod went/VBD/0/ROOT he/PRP/2/nsubj", "subject after the verb"),
+    ("Who/WP/2/nsubj came/VBD/0/ROOT", "subject not a noun or personal pronoun"),
+    ("Go/VB/0/ROOT and/CC/1/cc returned/VBD/1/conj", "no subject"),
+])
+def test_past_tense_verbs_left_out_are_counted_by_reason(spec, reason):
+    cases, left_out = past_cases_and_reasons(spec)
+    assert not cases and left_out == {reason: 1}
+
+
+def test_was_and_were_agree_with_their_noun_subject():
+    cases, left_out = past_cases_and_reasons(
+        "The/DT/2/det keys/NNS/7/nsubjpass of/IN/2/prep the/DT/5/det king/NN/3/pobj "
+        "were/VBD/7/auxpass lost/VBN/0/ROOT")
+    assert [(c.label, c.attractors) for c in cases] == [(PLURAL, 1)] and not left_out
 
 
 def test_long_sentences_are_left_out():

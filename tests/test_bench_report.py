@@ -188,7 +188,7 @@ def test_lowercase_i_subjects_are_a_row_of_their_own_where_a_split_has_them(tmp_
         agreement.subject_words(tmp_path, "test1", meta[:3])
 
 
-def test_the_examples_table_counts_made_coordinations_only_where_a_recipe_made_them():
+def test_the_examples_table_counts_made_and_past_tense_examples_only_where_a_recipe_made_them():
     from bench import agreement
 
     def split(examples, made=None):
@@ -204,3 +204,8 @@ def test_the_examples_table_counts_made_coordinations_only_where_a_recipe_made_t
                         "| valid | 3 | 2 (1 / 1) | 1 | 1 / 1 | 0 |"]
     plain = agreement.examples_table({"stats": {"train": split(12)}}, ["train"])
     assert "made" not in plain[0] and plain[2] == "| train | 12 | 2 (1 / 1) | 10 | 1 / 1 |"
+    past = agreement.examples_table({"stats": {"train": {**split(12), "past-tense examples": 5},
+                                               "valid": split(3)}}, ["train", "valid"])
+    assert past[0].endswith("| noun subjects by attractors 0 / 1 | of them past-tense |")
+    assert past[2:] == ["| train | 12 | 2 (1 / 1) | 10 | 1 / 1 | 5 |",
+                        "| valid | 3 | 2 (1 / 1) | 1 | 1 / 1 | 0 |"]

@@ -793,6 +793,67 @@ def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
         assert line.endswith(message), line
 
 
+def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
+    """PAST_TENSE_EXAMPLES=1: train also holds each verse's past-tense verbs with a subject,
+    after its present-tense examples, labelled by the subject (a coordinated verb by its first
+    conjunct's); valid and test stay the present-tense task; the count and the verbs left out
+    are in the stats, the setting in recipe.json."""
+    bible = standins.agreement_bible(tmp_path / "bible")
+    env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
+               AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
+               CASE="cased", PAST_TENSE_EXAMPLES="1")
+    succeeded(run_recipe("agreement", tmp_path / "data", **env))
+    work = tmp_path / "data" / "agreement"
+    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in zip(
+        read(work / "text" / f"{split}.tok"), read(work / "text" / f"{split}.label"),
+        read(work / "text" / f"{split}.meta"), strict=True)] for split in SPLITS}
+    split_of = {row[2].split(" ", 1)[1]: split for split in SPLITS for row in rows[split]}
+    expected = {split: [] for split in SPLITS}
+    past_left_out = 0
+    for code, column in (("4", 3), ("3", 4)):
+        for verse in standins.AGREEMENT_VERSES:
+            reference = f"{verse[0]} {verse[1]}:{verse[2]}"
+            split, where = split_of.get(reference), f"bible.db:{code} {reference}"
+            past = []
+            if split is None:  # a verse without present-tense examples, in neither translation
+                assert not any(standins.AGREEMENT_EXAMPLES.get(sentence) for text in verse[3:]
+                               for sentence in verse_sentences(text))
+                continue
+            for sentence in verse_sentences(verse[column]):
+                expected[split] += [[words, label, where, *map(str, meta)] for words, label, *meta
+                                    in standins.AGREEMENT_EXAMPLES.get(sentence, [])]
+                if split == "train":
+                    past += [[words, label, where, *map(str, meta)] for words, label, *meta
+                             in standins.AGREEMENT_PAST.get(sentence, [])]
+                    past_left_out += sentence in standins.AGREEMENT_PAST_LEFT_OUT
+            expected[split] += past
+    for split in SPLITS:
+        assert rows[split] == expected[split], split
+    past_count = len(rows["train"]) - sum(
+        len(standins.AGREEMENT_EXAMPLES.get(sentence, []))
+        for code, column in (("4", 3), ("3", 4)) for verse in standins.AGREEMENT_VERSES
+        if split_of.get(f"{verse[0]} {verse[1]}:{verse[2]}") == "train"
+        for sentence in verse_sentences(verse[column]))
+    # the stand-in verses put past-tense sentences in train and out of it, and the left-out one in
+    assert past_count and past_left_out and any(
+        standins.AGREEMENT_PAST.get(sentence) for split in ("valid", "test")
+        for verse in standins.AGREEMENT_VERSES
+        if split_of.get(f"{verse[0]} {verse[1]}:{verse[2]}") == split
+        for column in (3, 4) for sentence in verse_sentences(verse[column]))
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["past_tense_examples"] is True
+    stats = recipe["stats"]
+    assert stats["train"]["past-tense examples"] == past_count
+    assert "past-tense examples" not in stats["valid"] and "past-tense examples" not in stats["test"]
+    assert stats["past-tense verbs left out"] == {"subject and verb disagree": past_left_out}
+    proc = subprocess.run([sys.executable, str(ROOT / "data-prep" / "prepare_classification.py"),
+                           "--dataset", "sst", "--past-tense-examples", "--data",
+                           str(tmp_path / "refused")], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1].endswith("--past-tense-examples is for --dataset agreement")
+
+
 def test_agreement_needs_an_english_model(tmp_path):
     """Whatever parser makes the trees, the examples come from spaCy: no SPACY_MODEL stops the
     recipe at once, in one line."""

@@ -46,6 +46,15 @@ conjunct of it), or those of every clause (relative, adverbial and complement cl
 word that the people hear and" takes "people", the very prefix of an object relative but for
 *and*, which the models were seen to confuse with it).
 
+Past-tense examples (``past_tense_cases``, for training: the recipe's ``--past-tense-examples``):
+a past-tense verb (VBD) shows no number ("the author near the senators laughed"), but the
+sentence before it still has a subject whose number a model must find. Every VBD that rules 1-5
+keep makes an example labelled by its subject's number (a pronoun's by the verb tag it takes, as
+above), so that the text's own coordinations ("he arose and went": rule 2) and the clauses
+after *and* with a subject of their own ("... and the people went") teach both sides of *and*
+in the text's own proportions. Rule 6 reads the only past forms that agree: a noun subject
+whose number is not that of *was* (singular) or *were* (plural) leaves its verb out.
+
 Rule 6 is a selection by the parser and tagger as much as a filter of their errors: the verbs
 it drops are those where the parse a model would read points at a subject of the other number.
 ``agreement_cases`` can hand them back (``disagreeing``), labelled by the verb's form as every
@@ -76,6 +85,9 @@ BARE_INFINITIVE_GOVERNORS = {"let", "make", "see", "hear", "help", "bid", "watch
                              "behold"}
 # VBP forms that are not the bare infinitive: only "be" has them.
 FINITE_ONLY_FORMS = {"am", "are", "art"}
+PAST_TENSE = "VBD"
+# The past forms that agree with a noun subject: rule 6 of the past-tense examples.
+PAST_FORM_NUMBER = {"was": SINGULAR, "were": PLURAL}
 
 
 # The columns of text/{split}.meta, one line per example (tab-separated): where the sentence is
@@ -109,7 +121,7 @@ class AgreementCase:
 
     verb: int
     subject: int
-    label: str  # SINGULAR or PLURAL: the verb's form
+    label: str  # SINGULAR or PLURAL: the verb's form (a past-tense example's: its subject's)
     subject_kind: str  # "noun" or "pronoun"
     attractors: int  # nouns between subject and verb of the other number
     distance: int  # verb - subject, in words
@@ -284,9 +296,9 @@ def agreement_cases(words: list[Word], max_length: int = 50,
     return cases
 
 
-def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, AgreementCase | None]:
-    """(why not, None) or ("", the example) for the VBZ/VBP at ``verb``; rule 6 gives
-    (``DISAGREE``, the case it leaves out), its attractors counted against the subject."""
+def subject_case(words: list[Word], verb: int, max_length: int
+                 ) -> tuple[str, tuple[int, str, str] | None]:
+    """Rules 1-5 for the verb at ``verb``: (why not, None) or ("", (subject, kind, number))."""
     if len(words) > max_length:
         return "sentence too long", None
     subject = subject_of(words, verb)
@@ -299,9 +311,43 @@ def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, Agree
         return "subject not a noun or personal pronoun", None
     if is_bare_infinitive(words, verb):
         return "bare infinitive", None
-    kind, number = kind_number
+    return "", (subject, *kind_number)
+
+
+def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, AgreementCase | None]:
+    """(why not, None) or ("", the example) for the VBZ/VBP at ``verb``; rule 6 gives
+    (``DISAGREE``, the case it leaves out), its attractors counted against the subject."""
+    reason, found = subject_case(words, verb, max_length)
+    if reason:
+        return reason, None
+    subject, kind, number = found
     label = VERB_NUMBER[words[verb].tag]
     case = AgreementCase(verb, subject, label, kind,
                          attractor_count(words, subject, verb, number), verb - subject,
                          last_noun_number(words, verb))
     return ("" if number == label else DISAGREE), case
+
+
+def past_tense_cases(words: list[Word], max_length: int = 50,
+                     left_out: collections.Counter | None = None) -> list[AgreementCase]:
+    """The past-tense examples of one sentence (the module docstring's): every VBD that rules
+    1-5 keep, labelled by its subject's number; a noun subject of *was* or *were* of the other
+    number is left out (rule 6). The verbs left out are counted in ``left_out`` by reason."""
+    cases = []
+    for verb, word in enumerate(words):
+        if word.tag != PAST_TENSE:
+            continue
+        reason, found = subject_case(words, verb, max_length)
+        if not reason:
+            subject, kind, number = found
+            form_number = PAST_FORM_NUMBER.get(word.form.lower())
+            if kind == "noun" and form_number not in (None, number):
+                reason = DISAGREE
+        if reason:
+            if left_out is not None:
+                left_out[reason] += 1
+            continue
+        cases.append(AgreementCase(verb, subject, number, kind,
+                                   attractor_count(words, subject, verb, number),
+                                   verb - subject, last_noun_number(words, verb)))
+    return cases

@@ -233,6 +233,14 @@ AGREEMENT_PARSES = {
     "Destruction and misery are in their ways.": (
         "NN CC NN VBP IN PRP$ NNS .", [4, 1, 1, 0, 4, 7, 5, 4],
         "nsubj cc conj ROOT prep poss pobj punct"),
+    # past tense: examples only with PAST_TENSE_EXAMPLES=1
+    "He arose and went to the city.": (
+        "PRP VBD CC VBD IN DT NN .", [2, 0, 2, 2, 4, 7, 5, 2],
+        "nsubj ROOT cc conj prep det pobj punct"),
+    "The sons of the king were glad, and the people rejoiced.": (
+        "DT NNS IN DT NN VBD JJ , CC DT NNS VBD .", [2, 6, 2, 5, 3, 0, 6, 6, 6, 11, 12, 6, 6],
+        "det nsubj prep det pobj ROOT acomp punct cc det nsubj conj punct"),
+    "The king were angry.": ("DT NN VBD JJ .", [2, 3, 0, 3, 3], "det nsubj ROOT acomp punct"),
 }
 # What each sentence gives, as text/{split}.meta has it after the verse: (input words, label,
 # subject kind, attractors, distance, subject position, verb, class of the nearest noun or "-").
@@ -274,16 +282,32 @@ AGREEMENT_DISAGREEING = {
     "Destruction and misery are in their ways.": [("Destruction and misery", "1", "noun", 0, 3,
                                                    0, "are", "0")],
 }
+# The past-tense examples (train only, after the verse's present-tense ones; PAST_TENSE_EXAMPLES=1),
+# labelled by the subject; "The king were angry." is left out (rule 6: a singular noun, "were").
+AGREEMENT_PAST = {
+    "He arose and went to the city.": [
+        ("He", "0", "pronoun", 0, 1, 0, "arose", "-"),
+        ("He arose and", "0", "pronoun", 0, 3, 0, "went", "-")],
+    "The sons of the king were glad, and the people rejoiced.": [
+        ("The sons of the king", "1", "noun", 1, 4, 1, "were", "0"),
+        ("The sons of the king were glad , and the people", "1", "noun", 0, 1, 10, "rejoiced",
+         "1")],
+}
+AGREEMENT_PAST_LEFT_OUT = {"The king were angry.": "subject and verb disagree"}
 AGREEMENT_LEFT_OUT = {"Let the dry land appear.": "bare infinitive",
                       "Is God unrighteous?": "subject after the verb",
                       "Destruction and misery are in their ways.": "subject and verb disagree"}
 PLACEHOLDER = "dummy verses inserted by amos"
-# Genesis 1:1-8 in translations "4" and "3": one or two sentences a verse, one placeholder.
+# Genesis 1:1-8 in translations "4" and "3": one or two sentences a verse, one placeholder; the
+# past-tense sentences after a present-tense one.
 S = list(AGREEMENT_PARSES)
+TWO_SENTENCE_VERSES = [f"{S[1]} {S[4]}", f"{S[2]} {S[7]}", f"{S[1]} {S[8]}", f"{S[2]} {S[8]}",
+                       f"{S[5]} {S[9]}", f"{S[0]} {S[10]}"]
 AGREEMENT_VERSES = [
-    (1, 1, 1, S[0], S[1]), (1, 1, 2, S[2], S[0]), (1, 1, 3, f"{S[1]} {S[4]}", S[3]),
-    (1, 1, 4, S[5], S[6]), (1, 1, 5, S[6], f"{S[2]} {S[7]}"), (1, 1, 6, S[3], PLACEHOLDER),
-    (1, 1, 7, S[1], S[5]), (1, 1, 8, S[0], S[6]),
+    (1, 1, 1, S[0], f"{S[1]} {S[8]}"), (1, 1, 2, f"{S[2]} {S[8]}", S[0]),
+    (1, 1, 3, f"{S[1]} {S[4]}", S[3]), (1, 1, 4, S[5], S[6]), (1, 1, 5, S[6], f"{S[2]} {S[7]}"),
+    (1, 1, 6, S[3], PLACEHOLDER), (1, 1, 7, S[1], f"{S[5]} {S[9]}"),
+    (1, 1, 8, f"{S[0]} {S[10]}", S[6]),
 ]
 
 
@@ -307,7 +331,7 @@ def agreement_pipeline(folder: Path) -> Path:
     nlp = spacy.blank("en")
     nlp.add_pipe("tagger")
     nlp.add_pipe("parser", config={"min_action_freq": 1})  # every relation a label
-    texts = list(AGREEMENT_PARSES) + [f"{S[1]} {S[4]}", f"{S[2]} {S[7]}"]
+    texts = list(AGREEMENT_PARSES) + TWO_SENTENCE_VERSES
     examples = []
     for text in texts:
         doc = nlp.make_doc(text)
