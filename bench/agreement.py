@@ -295,7 +295,9 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 "coordination-main": "lowercased leaves and main-clause coordinations",
                 "coordination-main-quarter":
                     "lowercased leaves and a quarter of the main-clause coordinations",
-                "coordination-every": "lowercased leaves and every clause's coordinations"}
+                "coordination-every": "lowercased leaves and every clause's coordinations",
+                # and every past-tense verb of train labelled by its subject
+                "past-tense": "lowercased leaves and past-tense examples"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
@@ -371,13 +373,14 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
 def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
     """bench/RESULTS.md's table of a recipe's examples (``recipe.json``'s ``stats``, written by
     data-prep/prepare-agreement.sh): per split, the examples, noun subjects by number and by
-    attractors, pronoun subjects; and the made coordinations among them where a split has
-    some (``--coordination-examples``)."""
+    attractors, pronoun subjects; and the made coordinations (``--coordination-examples``) and
+    past-tense examples (``--past-tense-examples``) among them where a split has some."""
     stats = recipe["stats"]
     splits = splits or [split for split in ("train", "valid", "test", "test1", "test2")
                         if split in stats]
     bins = list(stats[splits[0]]["noun subjects by attractors"])
-    made = any("coordinations made" in stats[split] for split in splits)
+    extra = [key for key in ("coordinations made", "past-tense examples")
+             if any(key in stats[split] for split in splits)]
     body = []
     for split in splits:
         row = stats[split]
@@ -386,10 +389,15 @@ def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
                      f"{row['noun subjects']:,} ({singular:,} / {plural:,})",
                      f"{row['pronoun subjects']:,}",
                      " / ".join(f"{n:,}" for n in row["noun subjects by attractors"].values())]
-                    + ([f"{row.get('coordinations made', 0):,}"] if made else []))
+                    + [f"{row.get(key, 0):,}" for key in extra])
     return markdown_table(["split", "examples", "noun subjects (singular / plural)",
                            "pronoun subjects", "noun subjects by attractors " + " / ".join(bins)]
-                          + (["of them made coordinations"] if made else []), body)
+                          + [EXTRA_COLUMNS[key] for key in extra], body)
+
+
+# The examples table's columns of the counts that only some recipes make.
+EXTRA_COLUMNS = {"coordinations made": "of them made coordinations",
+                 "past-tense examples": "of them past-tense"}
 
 
 def percent(rate: float) -> str:

@@ -25,6 +25,10 @@
 # split holds the same examples in both folders):
 #   bash bench/jobs/score-agreement.sh coordination WHICH OUT.json   # valid, test, test1-test5
 #   bash bench/jobs/score-agreement.sh coordination-effect WHICH MODEL OUT.json  # rta, roberta
+# Any other recipe of the same examples the same way, by its name NAME (runs/data-agr-NAME,
+# NAME.MODEL.sSEED.json: past-tense, bench/jobs/agreement-past-tense-cpu.tsv's):
+#   bash bench/jobs/score-agreement.sh recipe NAME OUT.json
+#   bash bench/jobs/score-agreement.sh recipe-effect NAME MODEL OUT.json
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
@@ -50,14 +54,15 @@ if [ "${1:-}" = open ]; then
   [ -n "$out" ] || die "usage: score-agreement.sh open bible|nyt OUT.json"
   add_reports bench/results/agreement-open-runs/"$which".*.s[0-9].json
   args+=(--baseline roberta)
-elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
+elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ] || [ "${1:-}" = recipe ]; then
   recipe=lowercase out=${2:-}
-  if [ "$1" = coordination ]; then
-    [ -n "${2:-}" ] && [ -d "runs/data-agr-coordination-$2" ] || die "usage: score-agreement.sh coordination WHICH OUT.json (runs/data-agr-coordination-WHICH: the recipe's folder)"
-    recipe=coordination-$2 out=${3:-}
+  if [ "$1" != case ]; then
+    prefix= what=NAME; [ "$1" = coordination ] && prefix=coordination- what=WHICH
+    [ -n "${2:-}" ] && [ -d "runs/data-agr-$prefix$2" ] || die "usage: score-agreement.sh $1 $what OUT.json (runs/data-agr-$prefix$what: the recipe's folder)"
+    recipe=$prefix$2 out=${3:-}
   fi
   folder=runs/data-agr-$recipe
-  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json, or coordination WHICH OUT.json"
+  [ -n "$out" ] || die "usage: score-agreement.sh case OUT.json, coordination WHICH OUT.json or recipe NAME OUT.json"
   splits=(--split valid --split test --split test1 --split test2 --split test3 --split test4
           --split test5)
   if [ "$recipe" = lowercase ]; then
@@ -69,11 +74,12 @@ elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ]; then
     done
   fi
   args+=(--baseline roberta)
-elif [ "${1:-}" = coordination-effect ]; then
-  [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect WHICH MODEL OUT.json"
+elif [ "${1:-}" = coordination-effect ] || [ "${1:-}" = recipe-effect ]; then
+  [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect WHICH MODEL OUT.json, or recipe-effect NAME MODEL OUT.json"
+  prefix=; [ "$1" = coordination-effect ] && prefix=coordination-
   which=$2 model=$3 out=$4 folder=runs/data-agr-lowercase
   splits=(--split valid --split test --split test1 --split test2 --split test5)
-  for recipe in lowercase "coordination-$which"; do
+  for recipe in lowercase "$prefix$which"; do
     for seed in 1 2 3; do
       report=bench/results/agreement-case-runs/$recipe.$model.s$seed.json
       [ -e "$report" ] || { echo "score-agreement.sh: note: not scored yet: $report" >&2; continue; }
