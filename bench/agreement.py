@@ -297,7 +297,9 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                     "lowercased leaves and a quarter of the main-clause coordinations",
                 "coordination-every": "lowercased leaves and every clause's coordinations",
                 # and every past-tense verb of train labelled by its subject
-                "past-tense": "lowercased leaves and past-tense examples"}
+                "past-tense": "lowercased leaves and past-tense examples",
+                "past-tense-coordination-main":
+                    "lowercased leaves, past-tense examples and main-clause coordinations"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
