@@ -55,7 +55,9 @@
 #                    (default 1: all)
 #   PAST_TENSE_EXAMPLES  1: training examples from the past-tense verbs too (VBD, which show no
 #                    number), labelled by the subject's number: the text's own coordinated verbs
-#                    and clauses after "and" (valid and the tests stay the present-tense task)
+#                    and clauses after "and" (valid and the tests stay the present-tense task;
+#                    they help the attractor conditions, and leave VP coordination with an
+#                    attractor at chance: bench/RESULTS.md)
 #   LOWERCASED_COPIES  1: valid's and test's examples again, lowercased and parsed, as the last
 #                    two test splits (informal text's case, with the edited text's labels)
 #   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
