@@ -62,7 +62,7 @@ example is, so that a model's accuracy on them measures what the selection hides
 """
 
 import collections
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fairseq_tree.trees.dependency import subtree_spans
 
@@ -297,8 +297,9 @@ def agreement_cases(words: list[Word], max_length: int = 50,
 
 
 def subject_case(words: list[Word], verb: int, max_length: int
-                 ) -> tuple[str, tuple[int, str, str] | None]:
-    """Rules 1-5 for the verb at ``verb``: (why not, None) or ("", (subject, kind, number))."""
+                 ) -> tuple[str, AgreementCase | None]:
+    """Rules 1-5 for the verb at ``verb``: (why not, None) or ("", its example labelled by the
+    subject's number, the attractors counted against it)."""
     if len(words) > max_length:
         return "sentence too long", None
     subject = subject_of(words, verb)
@@ -311,21 +312,20 @@ def subject_case(words: list[Word], verb: int, max_length: int
         return "subject not a noun or personal pronoun", None
     if is_bare_infinitive(words, verb):
         return "bare infinitive", None
-    return "", (subject, *kind_number)
+    kind, number = kind_number
+    return "", AgreementCase(verb, subject, number, kind,
+                             attractor_count(words, subject, verb, number), verb - subject,
+                             last_noun_number(words, verb))
 
 
 def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, AgreementCase | None]:
     """(why not, None) or ("", the example) for the VBZ/VBP at ``verb``; rule 6 gives
     (``DISAGREE``, the case it leaves out), its attractors counted against the subject."""
-    reason, found = subject_case(words, verb, max_length)
+    reason, case = subject_case(words, verb, max_length)
     if reason:
         return reason, None
-    subject, kind, number = found
     label = VERB_NUMBER[words[verb].tag]
-    case = AgreementCase(verb, subject, label, kind,
-                         attractor_count(words, subject, verb, number), verb - subject,
-                         last_noun_number(words, verb))
-    return ("" if number == label else DISAGREE), case
+    return ("" if case.label == label else DISAGREE), replace(case, label=label)
 
 
 def past_tense_cases(words: list[Word], max_length: int = 50,
@@ -337,17 +337,13 @@ def past_tense_cases(words: list[Word], max_length: int = 50,
     for verb, word in enumerate(words):
         if word.tag != PAST_TENSE:
             continue
-        reason, found = subject_case(words, verb, max_length)
-        if not reason:
-            subject, kind, number = found
-            form_number = PAST_FORM_NUMBER.get(word.form.lower())
-            if kind == "noun" and form_number not in (None, number):
-                reason = DISAGREE
+        reason, case = subject_case(words, verb, max_length)
+        if not reason and case.subject_kind == "noun" and PAST_FORM_NUMBER.get(
+                word.form.lower(), case.label) != case.label:
+            reason = DISAGREE
         if reason:
             if left_out is not None:
                 left_out[reason] += 1
             continue
-        cases.append(AgreementCase(verb, subject, number, kind,
-                                   attractor_count(words, subject, verb, number),
-                                   verb - subject, last_noun_number(words, verb)))
+        cases.append(case)
     return cases
