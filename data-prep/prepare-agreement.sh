@@ -58,6 +58,10 @@
 #                    and clauses after "and" (valid and the tests stay the present-tense task;
 #                    they help the attractor conditions, and leave VP coordination with an
 #                    attractor at chance: bench/RESULTS.md)
+#   CONTRAST_COPIES  N: each training example whose nearest present-tense verb before its verb
+#                    has the other number ("you know that no murderer has") written N more times
+#                    (default 0), against the copying of that verb's number that the made
+#                    coordinations reward
 #   LOWERCASED_COPIES  1: valid's and test's examples again, lowercased and parsed, as the last
 #                    two test splits (informal text's case, with the edited text's labels)
 #   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
@@ -80,4 +84,5 @@ prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}"
   --split "${AGREEMENT_SPLIT:-80:10:10}" --seed "${AGREEMENT_SEED:-1}" \
   --max-length "${AGREEMENT_MAX_LENGTH:-50}" --case "${CASE:-lowercase}" \
   --coordination-examples "${COORDINATION_EXAMPLES:-none}" \
-  --coordination-fraction "${COORDINATION_FRACTION:-1}" "${options[@]}"
+  --coordination-fraction "${COORDINATION_FRACTION:-1}" \
+  --contrast-copies "${CONTRAST_COPIES:-0}" "${options[@]}"

@@ -61,6 +61,11 @@ Past tense (``--past-tense-examples``): train also holds an example for each pas
 in the stats, the verbs left out under ``past-tense verbs left out``; valid and the tests stay
 the present-tense task.
 
+Contrast copies (``--contrast-copies N``): each training example whose nearest present-tense
+verb before its verb has the other number (``fairseq_tree.trees.agreement``'s contrast copies:
+the examples against copying that verb's number, which the made coordinations reward) is
+written N more times, counted as train's ``contrast copies`` in the stats.
+
 Downloads go to ``$DATA/orig/<corpus>/``. A step whose outputs exist is skipped, so a re-run
 continues where an interrupted one stopped; changed settings are refused (``settings.json``).
 """
@@ -116,7 +121,7 @@ SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max
 # existed is continued, not refused.
 DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False,
                     "coordination_examples": "none", "coordination_fraction": 1.0,
-                    "past_tense_examples": False}
+                    "past_tense_examples": False, "contrast_copies": 0}
 CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
@@ -211,6 +216,9 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--past-tense-examples", action="store_true",
                    help="agreement: training examples from the past-tense verbs too, labelled "
                         "by the subject's number (fairseq_tree.trees.agreement.past_tense_cases)")
+    p.add_argument("--contrast-copies", type=int, default=0, metavar="N",
+                   help="agreement: write each training example whose nearest present-tense "
+                        "verb has the other number N more times (default 0)")
     p.add_argument("--case", choices=CASES, default="cased",
                    help="cased: the text as written; lowercase: the leaves lowercased after "
                         "parsing (and at prediction); augment: every training example also "
@@ -283,6 +291,10 @@ class Recipe:
             raise CliError("--coordination-examples is for --dataset agreement")
         if args.past_tense_examples and args.dataset != "agreement":
             raise CliError("--past-tense-examples is for --dataset agreement")
+        if args.contrast_copies and args.dataset != "agreement":
+            raise CliError("--contrast-copies is for --dataset agreement")
+        if args.contrast_copies < 0:
+            raise CliError(f"--contrast-copies {args.contrast_copies}: expected 0 or more")
         if not 0 < args.coordination_fraction <= 1:
             raise CliError(f"--coordination-fraction {args.coordination_fraction}: "
                            "expected a share in (0, 1]")
@@ -496,6 +508,13 @@ class Recipe:
                          "noun subjects by attractors": dict.fromkeys(agreement.ATTRACTOR_BINS, 0)}
                  for split in outputs}
         def write(into: str, example: Example, case, meta: str):
+            if into == "train" and case.last_verb not in (None, case.label):
+                for _ in range(self.args.contrast_copies):
+                    write_one(into, example, case, meta)
+                    stats[into]["contrast copies"] = stats[into].get("contrast copies", 0) + 1
+            write_one(into, example, case, meta)
+
+        def write_one(into: str, example: Example, case, meta: str):
             textprep.write_example(sinks[into][:3], example)
             sinks[into][3].write(f"{meta}\n".encode("utf-8"))
             if into == "train" and self.args.case == "augment":
@@ -745,7 +764,8 @@ class Recipe:
         text, refused = raw_text_steps(args)
         made = {"coordination_examples": args.coordination_examples,
                 "coordination_fraction": args.coordination_fraction,
-                "past_tense_examples": args.past_tense_examples} \
+                "past_tense_examples": args.past_tense_examples,
+                "contrast_copies": args.contrast_copies} \
             if dataset == "agreement" else {}
         recipe = RecipeRecord("classification", text, list(args.parser_arg),
                         spacy_record(args).get("spacy"), dataset=dataset, views=views,

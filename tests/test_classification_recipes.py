@@ -856,3 +856,55 @@ def test_agreement_needs_an_english_model(tmp_path):
     (line,) = [x for x in proc.stderr.splitlines() if "error" in x]
     assert line.startswith("prepare_classification.py (agreement): error: this recipe needs "
                            "SPACY_MODEL=NAME for an English source")
+
+
+def nearest_present_verb(conllu_sentence: str) -> str | None:
+    """The number ("0" singular, "1" plural) of the last VBZ/VBP of a parsed prefix."""
+    tags = [line.split("\t")[4] for line in conllu_sentence.splitlines()]
+    return next(({"VBZ": "0", "VBP": "1"}[tag] for tag in reversed(tags)
+                 if tag in ("VBZ", "VBP")), None)
+
+
+def test_agreement_contrast_copies(tmp_path, agreement_pipeline):
+    """CONTRAST_COPIES=1 writes again, right after it, each training example whose nearest
+    present-tense verb has the other number, and no other (a made coordination never: its verb
+    copies the one before *and*); valid and test are unchanged; the count is in the stats and
+    the setting in recipe.json; a negative count, or one for another data set, is refused."""
+    bible = standins.agreement_bible(tmp_path / "bible")
+    rows = {}
+    for copies in ("0", "1"):
+        env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
+                   AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
+                   CASE="cased", COORDINATION_EXAMPLES="main", CONTRAST_COPIES=copies)
+        succeeded(run_recipe("agreement", tmp_path / copies, **env))
+        text = tmp_path / copies / "agreement" / "text"
+        rows[copies] = {split: list(zip(read(text / f"{split}.tok"), read(text / f"{split}.label"),
+                                        read(text / f"{split}.meta"), strict=True))
+                        for split in SPLITS}
+    work = tmp_path / "1" / "agreement"
+    parses = (tmp_path / "0" / "agreement" / "trees" / "train.conllu").read_text(
+        encoding="utf-8").strip().split("\n\n")
+    made = {words for rows_ in standins.AGREEMENT_COORDINATIONS.values() for words, *_ in rows_}
+    expected = []
+    for row, parse in zip(rows["0"]["train"], parses, strict=True):
+        contrast = nearest_present_verb(parse) not in (None, row[1])
+        assert not (contrast and row[0] in made)
+        expected += [row] * (1 + contrast)
+    assert rows["1"]["train"] == expected
+    copied = len(expected) - len(rows["0"]["train"])
+    assert copied and any(row[0] in made for row in expected)
+    for split in ("valid", "test"):
+        assert rows["1"][split] == rows["0"][split]
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["contrast_copies"] == 1
+    assert recipe["stats"]["train"]["contrast copies"] == copied
+    assert "contrast copies" not in recipe["stats"]["valid"]
+    for args, message in ((["--dataset", "sst", "--contrast-copies", "1"],
+                           "--contrast-copies is for --dataset agreement"),
+                          (["--dataset", "agreement", "--contrast-copies", "-1"],
+                           "--contrast-copies -1: expected 0 or more")):
+        proc = subprocess.run([sys.executable, str(ROOT / "data-prep" / "prepare_classification.py"),
+                               *args, "--data", str(tmp_path / "refused")], capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr
+        assert proc.stderr.splitlines()[-1].endswith(message), proc.stderr

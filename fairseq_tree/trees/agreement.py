@@ -55,6 +55,13 @@ after *and* with a subject of their own ("... and the people went") teach both s
 in the text's own proportions. Rule 6 reads the only past forms that agree: a noun subject
 whose number is not that of *was* (singular) or *were* (plural) leaves its verb out.
 
+Contrast copies (for training: the recipe's ``--contrast-copies``): a made coordination's verb
+has the number of the verb before *and*, so the made examples reward copying the number of the
+nearest present-tense verb before the one to predict (``last_verb_number``), which is wrong for
+the verb of a clause below it ("you know that no murderer *has*"). An example whose nearest
+present-tense verb has the other number (``AgreementCase.last_verb`` not its label) is one
+against that shortcut, and the recipe can write it more than once.
+
 Rule 6 is a selection by the parser and tagger as much as a filter of their errors: the verbs
 it drops are those where the parse a model would read points at a subject of the other number.
 ``agreement_cases`` can hand them back (``disagreeing``), labelled by the verb's form as every
@@ -127,6 +134,8 @@ class AgreementCase:
     distance: int  # verb - subject, in words
     last_noun: str | None  # the number of the noun nearest before the verb (Linzen et al.'s
     # heuristic baseline predicts it), None if no noun precedes it
+    last_verb: str | None = None  # the number of the present-tense verb nearest before the
+    # verb (``last_verb_number``), None if none precedes it
 
 
 def dependents(words: list[Word], head: int, relations: set[str]) -> list[int]:
@@ -226,6 +235,16 @@ def last_noun_number(words: list[Word], verb: int) -> str | None:
     return None
 
 
+def last_verb_number(words: list[Word], verb: int) -> str | None:
+    """The number of the present-tense verb (VBZ, VBP) nearest before ``verb``: what copying
+    the last verb's form predicts, right for a coordinated verb and wrong for the verb of a
+    clause below one of the other number."""
+    for word in reversed(words[:verb]):
+        if word.tag in VERB_NUMBER:
+            return VERB_NUMBER[word.tag]
+    return None
+
+
 def phrase_end(words: list[Word], verb: int) -> int | None:
     """The last word of ``verb``'s phrase: the verb and its dependents to its right, with their
     subtrees, up to the first that is not of ``PHRASE_RELATIONS`` (a clause, a conjunct, a
@@ -315,7 +334,7 @@ def subject_case(words: list[Word], verb: int, max_length: int
     kind, number = kind_number
     return "", AgreementCase(verb, subject, number, kind,
                              attractor_count(words, subject, verb, number), verb - subject,
-                             last_noun_number(words, verb))
+                             last_noun_number(words, verb), last_verb_number(words, verb))
 
 
 def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, AgreementCase | None]:
