@@ -34,6 +34,12 @@ one model's runs on several tree sources can be told apart (``rta@flat:1=...#rta
 source be the baseline of the others. The report must hold every split asked for, on the same
 examples: each report records a fingerprint of each split's labels and meta (``examples``),
 which must match; a report made before fingerprints were recorded must match every row's count.
+
+``--by-nearest-verb``: two more rows of the noun subjects, by the number of the present-tense
+verb nearest before the verb in the prefix as the recipe parsed it (its trees/{split}.conllu):
+the same as the label's (``nearest verb of the same number``: copying that verb's number is
+right) or the other (``nearest verb of the other number``: "you know that no murderer *has*",
+where copying it is wrong; ``fairseq_tree.trees.agreement``'s contrast copies).
 """
 
 import argparse
@@ -47,7 +53,7 @@ from pathlib import Path
 
 import torch
 
-from fairseq_tree.trees.agreement import AGREEMENT_META, attractor_bin
+from fairseq_tree.trees.agreement import AGREEMENT_META, VERB_NUMBER, attractor_bin
 from bench.report import (
     agreement_t_tests,
     command_option,
@@ -82,12 +88,16 @@ def read_meta(path: Path) -> list[dict]:
 
 
 LOWERCASE_I = 'subject "i"'  # informal text's first person, which edited text writes "I"
+NEAREST_VERB_ROWS = {True: "nearest verb of the same number",
+                     False: "nearest verb of the other number"}
 
 
 def breakdown(predictions: list[str], labels: list[str], meta: list[dict],
-              subjects: list[str] | None = None) -> dict:
+              subjects: list[str] | None = None, nearest: list[str | None] | None = None) -> dict:
     """Accuracy (%) and count of every row: all, noun subjects, by attractors, pronouns; with
-    the subjects' words (``subjects``), the lowercase "i" subjects too, where there are any."""
+    the subjects' words (``subjects``), the lowercase "i" subjects too, where there are any;
+    with each example's nearest present-tense verb's number (``nearest``), the noun subjects
+    by whether it is the label's (``NEAREST_VERB_ROWS``)."""
     groups = {"all": [], "noun subjects": [], "pronoun subjects": []}
     for k, (prediction, label, row) in enumerate(zip(predictions, labels, meta, strict=True)):
         right = prediction == label
@@ -96,9 +106,12 @@ def breakdown(predictions: list[str], labels: list[str], meta: list[dict],
         if row["subject_kind"] == "noun":
             groups.setdefault(f"attractors {attractor_bin(int(row['attractors']))}", []).append(
                 right)
+            if nearest is not None and nearest[k] is not None:
+                groups.setdefault(NEAREST_VERB_ROWS[nearest[k] == label], []).append(right)
         elif subjects is not None and subjects[k] == "i":
             groups.setdefault(LOWERCASE_I, []).append(right)
     order = ["all", "noun subjects", *(f"attractors {b}" for b in ("0", "1", "2", "3", "4+")),
+             *(NEAREST_VERB_ROWS.values() if nearest is not None else ()),
              "pronoun subjects", *([LOWERCASE_I] if groups.get(LOWERCASE_I) else [])]
     return {name: {"accuracy": round(100 * sum(groups[name]) / len(groups[name]), 2)
                    if groups.get(name) else None, "count": len(groups.get(name, []))}
@@ -116,6 +129,24 @@ def subject_words(folder: Path, split: str, meta: list[dict]) -> list[str] | Non
         sys.exit(f"agreement.py: error: {path}: {len(lines)} lines, but the split has "
                  f"{len(meta)} examples")
     return [line.split()[int(row["subject"])] for line, row in zip(lines, meta)]
+
+
+def nearest_verb_numbers(folder: Path, split: str, count: int) -> list[str | None]:
+    """Each example's nearest present-tense verb's number (VBZ singular, VBP plural; None: no
+    such verb), from the tags of the prefix's parse (the recipe's trees/{split}.conllu)."""
+    path = folder / "trees" / f"{split}.conllu"
+    if not path.is_file():
+        sys.exit(f"agreement.py: error: {path}: no such file (--by-nearest-verb reads the "
+                 "recipe's parses)")
+    numbers = []
+    for sentence in path.read_text(encoding="utf-8").strip().split("\n\n"):
+        tags = [line.split("\t")[4] for line in sentence.splitlines() if line[:1].isdigit()]
+        numbers.append(next((VERB_NUMBER[tag] for tag in reversed(tags) if tag in VERB_NUMBER),
+                            None))
+    if len(numbers) != count:
+        sys.exit(f"agreement.py: error: {path}: {len(numbers)} sentences, but the split has "
+                 f"{count} examples")
+    return numbers
 
 
 def examples_fingerprint(label_path: Path, meta_path: Path) -> str:
@@ -299,7 +330,10 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 # and every past-tense verb of train labelled by its subject
                 "past-tense": "lowercased leaves and past-tense examples",
                 "past-tense-coordination-main":
-                    "lowercased leaves, past-tense examples and main-clause coordinations"}
+                    "lowercased leaves, past-tense examples and main-clause coordinations",
+                # and the examples against copying the nearest verb's number written twice
+                "coordination-main-contrast":
+                    "lowercased leaves, main-clause coordinations and contrast copies"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
@@ -375,14 +409,14 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
 def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
     """bench/RESULTS.md's table of a recipe's examples (``recipe.json``'s ``stats``, written by
     data-prep/prepare-agreement.sh): per split, the examples, noun subjects by number and by
-    attractors, pronoun subjects; and the made coordinations (``--coordination-examples``) and
-    past-tense examples (``--past-tense-examples``) among them where a split has some."""
+    attractors, pronoun subjects; and the made coordinations (``--coordination-examples``),
+    past-tense examples (``--past-tense-examples``) and contrast copies (``--contrast-copies``)
+    among them where a split has some."""
     stats = recipe["stats"]
     splits = splits or [split for split in ("train", "valid", "test", "test1", "test2")
                         if split in stats]
     bins = list(stats[splits[0]]["noun subjects by attractors"])
-    extra = [key for key in ("coordinations made", "past-tense examples")
-             if any(key in stats[split] for split in splits)]
+    extra = [key for key in EXTRA_COLUMNS if any(key in stats[split] for split in splits)]
     body = []
     for split in splits:
         row = stats[split]
@@ -399,7 +433,8 @@ def examples_table(recipe: dict, splits: list | None = None) -> list[str]:
 
 # The examples table's columns of the counts that only some recipes make.
 EXTRA_COLUMNS = {"coordinations made": "of them made coordinations",
-                 "past-tense examples": "of them past-tense"}
+                 "past-tense examples": "of them past-tense",
+                 "contrast copies": "of them contrast copies"}
 
 
 def percent(rate: float) -> str:
@@ -436,11 +471,12 @@ def print_table(split: str, results: dict):
     rows = list(next(iter(results.values())))
     width = max(map(len, ["system", *results])) + 2
     print(f"\n{split}: accuracy % (count)")
-    print(f"{'system':{width}}" + "".join(f"{row:>18}" for row in rows))
+    columns = [max(18, len(row) + 1) for row in rows]
+    print(f"{'system':{width}}" + "".join(f"{row:>{w}}" for row, w in zip(rows, columns)))
     for system, table in results.items():
         print(f"{system:{width}}" + "".join(
-            f"{'-' if cell['accuracy'] is None else format(cell['accuracy'], '.2f'):>11} "
-            f"({cell['count']:>4})" for cell in table.values()))
+            f"{'-' if cell['accuracy'] is None else format(cell['accuracy'], '.2f'):>{w - 7}} "
+            f"({cell['count']:>4})" for cell, w in zip(table.values(), columns)))
 
 
 def summarize(path: Path, baseline: str | None, markdown: bool) -> dict:
@@ -482,6 +518,9 @@ def main(argv=None) -> dict:
                              "(repeatable)")
     parser.add_argument("--baseline", metavar="MODEL",
                         help="with MODEL:SEED names: the model the others are tested against")
+    parser.add_argument("--by-nearest-verb", action="store_true",
+                        help="the noun subjects by the number of the nearest present-tense verb "
+                             "too (the recipe's trees/{split}.conllu)")
     parser.add_argument("--json", help="write the report here")
     parser.add_argument("--markdown", action="store_true",
                         help="also print the seeds' summary as Markdown tables")
@@ -526,7 +565,9 @@ def main(argv=None) -> dict:
             folder = data_of.get(name.rpartition(":")[0] or name, args.data)
             systems[name] = model_predictions(path, folder / "data-bin" / VIEW, split)
         subjects = subject_words(args.data, split, meta)
-        results = {name: breakdown(predicted, labels, meta, subjects)
+        nearest = nearest_verb_numbers(args.data, split, len(meta)) if args.by_nearest_verb \
+            else None
+        results = {name: breakdown(predicted, labels, meta, subjects, nearest)
                    for name, predicted in systems.items()}
         counts = {row: cell["count"] for row, cell in results["majority class"].items()}
         for name, path in stored:

@@ -13,6 +13,7 @@ from fairseq_tree.trees.agreement import (
     Word,
     agreement_cases,
     coordination_sentence,
+    last_verb_number,
     past_tense_cases,
     verb_case,
 )
@@ -211,6 +212,25 @@ def test_a_finite_verb_under_see_with_a_complementizer_is_kept():
 def past_cases_and_reasons(spec: str):
     left_out = collections.Counter()
     return past_tense_cases(parse(spec), left_out=left_out), left_out
+
+
+def test_the_nearest_present_tense_verb_is_the_one_a_made_coordination_copies():
+    # You know that no murderer has eternal life: the nearest present-tense verb before "has" is
+    # "know", of the other number (an example against copying it); "know" has none before it.
+    spec = ("You/PRP/2/nsubj know/VBP/0/ROOT that/IN/6/mark no/DT/5/det murderer/NN/6/nsubj "
+            "has/VBZ/2/ccomp eternal/JJ/8/amod life/NN/6/dobj")
+    cases = agreement_cases(parse(spec))
+    assert [(c.verb, c.label, c.last_verb) for c in cases] == [(1, PLURAL, None),
+                                                                (5, SINGULAR, PLURAL)]
+    # a made coordination's verb: the nearest is the verb before "and", of its own number;
+    # a past-tense verb between does not count
+    words = parse("The/DT/2/det widow/NN/3/nsubj knows/VBZ/0/ROOT the/DT/5/det "
+                  "priests/NNS/3/dobj")
+    made = coordination_sentence(words, 2)
+    reason, case = verb_case(made, len(made) - 1, 50)
+    assert not reason and (case.label, case.last_verb) == (SINGULAR, SINGULAR)
+    assert last_verb_number(parse("they/PRP/2/nsubj say/VBP/0/ROOT he/PRP/4/nsubj "
+                                  "went/VBD/2/ccomp"), 3) == PLURAL
 
 
 def test_past_tense_verbs_are_labelled_by_their_subject():

@@ -188,7 +188,38 @@ def test_lowercase_i_subjects_are_a_row_of_their_own_where_a_split_has_them(tmp_
         agreement.subject_words(tmp_path, "test1", meta[:3])
 
 
-def test_the_examples_table_counts_made_and_past_tense_examples_only_where_a_recipe_made_them():
+def test_noun_subjects_by_the_number_of_the_nearest_present_tense_verb(tmp_path):
+    """--by-nearest-verb: the noun subjects whose nearest present-tense verb in the parsed
+    prefix has the label's number, and those whose has the other (where copying it is wrong);
+    a noun subject without such a verb is in neither, a pronoun subject never."""
+    from bench import agreement
+
+    (tmp_path / "trees").mkdir()
+    (tmp_path / "trees" / "test.conllu").write_text(
+        "# text = you know that no murderer\n"
+        "1\tyou\t_\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\tknow\t_\tVERB\tVBP\t_\t0\troot\t_\t_\n"
+        "3\tthat\t_\tSCONJ\tIN\t_\t5\tmark\t_\t_\n4\tno\t_\tDET\tDT\t_\t5\tdet\t_\t_\n"
+        "5\tmurderer\t_\tNOUN\tNN\t_\t2\tccomp\t_\t_\n\n"
+        "1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\twidow\t_\tNOUN\tNN\t_\t3\tnsubj\t_\t_\n"
+        "3\tknows\t_\tVERB\tVBZ\t_\t0\troot\t_\t_\n4\tand\t_\tCCONJ\tCC\t_\t3\tcc\t_\t_\n\n"
+        "1\tthe\t_\tDET\tDT\t_\t2\tdet\t_\t_\n2\tdog\t_\tNOUN\tNN\t_\t0\troot\t_\t_\n\n"
+        "1\tthey\t_\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n2\tsay\t_\tVERB\tVBP\t_\t0\troot\t_\t_\n"
+        "3\the\t_\tPRON\tPRP\t_\t2\tnsubj\t_\t_\n\n")
+    nearest = agreement.nearest_verb_numbers(tmp_path, "test", 4)
+    assert nearest == ["1", "0", None, "1"]
+    meta = [{"subject_kind": kind, "attractors": "0", "subject": "0"}
+            for kind in ("noun", "noun", "noun", "pronoun")]
+    rows = agreement.breakdown(["1", "0", "0", "0"], ["0", "0", "0", "0"], meta, None, nearest)
+    assert rows["nearest verb of the other number"] == {"accuracy": 0.0, "count": 1}
+    assert rows["nearest verb of the same number"] == {"accuracy": 100.0, "count": 1}
+    assert rows["noun subjects"]["count"] == 3
+    assert "nearest verb of the other number" not in agreement.breakdown(
+        ["0"], ["0"], meta[:1])
+    with pytest.raises(SystemExit, match=r"test.conllu: 4 sentences, but the split has 3"):
+        agreement.nearest_verb_numbers(tmp_path, "test", 3)
+
+
+def test_the_examples_table_counts_made_past_tense_and_contrast_examples_only_where_made():
     from bench import agreement
 
     def split(examples, made=None):
@@ -209,3 +240,7 @@ def test_the_examples_table_counts_made_and_past_tense_examples_only_where_a_rec
     assert past[0].endswith("| noun subjects by attractors 0 / 1 | of them past-tense |")
     assert past[2:] == ["| train | 12 | 2 (1 / 1) | 10 | 1 / 1 | 5 |",
                         "| valid | 3 | 2 (1 / 1) | 1 | 1 / 1 | 0 |"]
+    both = agreement.examples_table(
+        {"stats": {"train": {**split(12, 4), "contrast copies": 3}}}, ["train"])
+    assert both[0].endswith("| of them made coordinations | of them contrast copies |")
+    assert both[2] == "| train | 12 | 2 (1 / 1) | 10 | 1 / 1 | 4 | 3 |"
