@@ -231,6 +231,10 @@ def test_the_nearest_present_tense_verb_is_the_one_a_made_coordination_copies():
     assert not reason and (case.label, case.last_verb) == (SINGULAR, SINGULAR)
     assert last_verb_number(parse("they/PRP/2/nsubj say/VBP/0/ROOT he/PRP/4/nsubj "
                                   "went/VBD/2/ccomp"), 3) == PLURAL
+    # of two, the nearer: "they say he knows that the men"
+    assert last_verb_number(parse("they/PRP/2/nsubj say/VBP/0/ROOT he/PRP/4/nsubj "
+                                  "knows/VBZ/2/ccomp that/IN/7/mark the/DT/7/det "
+                                  "men/NNS/4/ccomp"), 7) == SINGULAR
 
 
 def test_past_tense_verbs_are_labelled_by_their_subject():

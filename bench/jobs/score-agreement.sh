@@ -29,6 +29,10 @@
 # NAME.MODEL.sSEED.json: past-tense, bench/jobs/agreement-past-tense-cpu.tsv's):
 #   bash bench/jobs/score-agreement.sh recipe NAME OUT.json
 #   bash bench/jobs/score-agreement.sh recipe-effect NAME MODEL OUT.json
+# Where the recipes' runs go wrong, by the number of the present-tense verb nearest before the
+# verb (--by-nearest-verb; valid and test): the CASE=lowercase runs, the baseline, against each
+# recipe NAME's, scored again from their checkpoints (runs/agr-case/NAME.MODEL/seed-N/):
+#   bash bench/jobs/score-agreement.sh nearest-verb MODEL OUT.json NAME...
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
 declare -A data=([lg]=runs/data-agr-lg [flat]=runs/data-agr-flat)
@@ -87,6 +91,20 @@ elif [ "${1:-}" = coordination-effect ] || [ "${1:-}" = recipe-effect ]; then
     done
   done
   args+=(--baseline "$model@lowercase")
+elif [ "${1:-}" = nearest-verb ]; then
+  [ $# -ge 4 ] || die "usage: score-agreement.sh nearest-verb MODEL OUT.json NAME..."
+  model=$2 out=$3 folder=runs/data-agr-lowercase; shift 3
+  splits=(--split valid --split test --by-nearest-verb)
+  long=$model; [ "$model" = rta ] && long=recursive_tree_attention_classifier
+  for recipe in lowercase "$@"; do
+    [ -d "runs/data-agr-$recipe" ] || die "runs/data-agr-$recipe: no such recipe folder"
+    name=$model; [ "$recipe" = lowercase ] || name=$model@$recipe
+    args+=(--data-of "$name=runs/data-agr-$recipe")
+    for seed in 1 2 3; do
+      args+=(--checkpoint "$name:$seed=runs/agr-case/$recipe.$long/seed-$seed/agreement/$long/checkpoint_best.pt")
+    done
+  done
+  args+=(--baseline "$model")
 elif [ "${1:-}" = case-choice ]; then
   out=${2:-} folder=runs/data-agr-cased  # every CASE's valid and test4 hold the same examples
   [ -n "$out" ] || die "usage: score-agreement.sh case-choice OUT.json"
