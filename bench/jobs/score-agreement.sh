@@ -98,13 +98,13 @@ elif [ "${1:-}" = nearest-verb ]; then
   long=$model; [ "$model" = rta ] && long=recursive_tree_attention_classifier
   for recipe in lowercase "$@"; do
     [ -d "runs/data-agr-$recipe" ] || die "runs/data-agr-$recipe: no such recipe folder"
-    name=$model; [ "$recipe" = lowercase ] || name=$model@$recipe
+    name=$model@$recipe
     args+=(--data-of "$name=runs/data-agr-$recipe")
     for seed in 1 2 3; do
       args+=(--checkpoint "$name:$seed=runs/agr-case/$recipe.$long/seed-$seed/agreement/$long/checkpoint_best.pt")
     done
   done
-  args+=(--baseline "$model")
+  args+=(--baseline "$model@lowercase")
 elif [ "${1:-}" = case-choice ]; then
   out=${2:-} folder=runs/data-agr-cased  # every CASE's valid and test4 hold the same examples
   [ -n "$out" ] || die "usage: score-agreement.sh case-choice OUT.json"
