@@ -61,7 +61,7 @@
 #   CONTRAST_COPIES  N: each training example whose nearest present-tense verb before its verb
 #                    has the other number ("you know that no murderer has") written N more times
 #                    (default 0), against the copying of that verb's number that the made
-#                    coordinations reward
+#                    coordinations reward (1 does not offset their cost: bench/RESULTS.md)
 #   LOWERCASED_COPIES  1: valid's and test's examples again, lowercased and parsed, as the last
 #                    two test splits (informal text's case, with the edited text's labels)
 #   BPE_MERGES       subword-nmt merges learned on the training leaves (default 1000, chosen on
