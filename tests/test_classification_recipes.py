@@ -749,6 +749,18 @@ def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agree
     assert (work / "data-bin" / "agreement" / "input0" / "test5.heads.idx").exists()
 
 
+def standin_agreement(folder: Path, pipeline: Path, bible: Path, **env) -> tuple[Path, dict]:
+    """The agreement recipe on the stand-in Bibles (two translations, split 50:25:25 with seed 2,
+    the text as written) and ``env``: its folder, and each split's (text, label, meta) rows."""
+    succeeded(run_recipe("agreement", folder, PARSER="spacy", SPACY_MODEL=str(pipeline),
+                         BIBLE_DIR=str(bible), AGREEMENT_CODES="4,3",
+                         AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2", CASE="cased", **env))
+    text = folder / "agreement" / "text"
+    return folder / "agreement", {
+        split: list(zip(read(text / f"{split}.tok"), read(text / f"{split}.label"),
+                        read(text / f"{split}.meta"), strict=True)) for split in SPLITS}
+
+
 def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
     """COORDINATION_FRACTION keeps a share of the made coordinations: the same examples but for
     fewer made ones, those a subsequence of all of them, counted in the stats; a share outside
@@ -757,24 +769,19 @@ def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
     made = {words for made in (standins.AGREEMENT_COORDINATIONS,
                                standins.AGREEMENT_SUBORDINATE_COORDINATIONS)
             for rows in made.values() for words, *_ in rows}
-    rows = {}
+    rows, splits = {}, {}
     for share in ("1", "0.5"):
-        env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
-                   AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
-                   CASE="cased", COORDINATION_EXAMPLES="every", COORDINATION_FRACTION=share)
-        succeeded(run_recipe("agreement", tmp_path / share, **env))
-        work = tmp_path / share / "agreement"
-        rows[share] = list(zip(read(work / "text" / "train.tok"),
-                               read(work / "text" / "train.label"),
-                               read(work / "text" / "train.meta"), strict=True))
+        work, splits[share] = standin_agreement(tmp_path / share, agreement_pipeline, bible,
+                                                COORDINATION_EXAMPLES="every",
+                                                COORDINATION_FRACTION=share)
+        rows[share] = splits[share]["train"]
         recipe = json.loads((work / "recipe.json").read_text())
         assert (recipe["coordination_examples"], recipe["coordination_fraction"]) == (
             "every", float(share))
         assert recipe["stats"]["train"]["coordinations made"] == sum(
             row[0] in made for row in rows[share])
-        for split in ("valid", "test"):
-            first = tmp_path / "1" / "agreement" / "text" / f"{split}.tok"
-            assert read(work / "text" / f"{split}.tok") == read(first)
+    for split in ("valid", "test"):
+        assert splits["0.5"][split] == splits["1"][split]
     every, kept = ([row for row in rows[share] if row[0] in made] for share in ("1", "0.5"))
     assert [row for row in rows["1"] if row[0] not in made] == [
         row for row in rows["0.5"] if row[0] not in made]
@@ -799,14 +806,10 @@ def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
     conjunct's); valid and test stay the present-tense task; the count and the verbs left out
     are in the stats, the setting in recipe.json."""
     bible = standins.agreement_bible(tmp_path / "bible")
-    env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
-               AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
-               CASE="cased", PAST_TENSE_EXAMPLES="1")
-    succeeded(run_recipe("agreement", tmp_path / "data", **env))
-    work = tmp_path / "data" / "agreement"
-    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in zip(
-        read(work / "text" / f"{split}.tok"), read(work / "text" / f"{split}.label"),
-        read(work / "text" / f"{split}.meta"), strict=True)] for split in SPLITS}
+    work, found = standin_agreement(tmp_path / "data", agreement_pipeline, bible,
+                                    PAST_TENSE_EXAMPLES="1")
+    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in found[split]]
+            for split in SPLITS}
     split_of = {row[2].split(" ", 1)[1]: split for split in SPLITS for row in rows[split]}
     expected = {split: [] for split in SPLITS}
     past_count = past_left_out = past_outside_train = 0
@@ -873,15 +876,9 @@ def test_agreement_contrast_copies(tmp_path, agreement_pipeline):
     bible = standins.agreement_bible(tmp_path / "bible")
     rows = {}
     for copies in ("0", "1"):
-        env = dict(PARSER="spacy", SPACY_MODEL=str(agreement_pipeline), BIBLE_DIR=str(bible),
-                   AGREEMENT_CODES="4,3", AGREEMENT_SPLIT="50:25:25", AGREEMENT_SEED="2",
-                   CASE="cased", COORDINATION_EXAMPLES="main", CONTRAST_COPIES=copies)
-        succeeded(run_recipe("agreement", tmp_path / copies, **env))
-        text = tmp_path / copies / "agreement" / "text"
-        rows[copies] = {split: list(zip(read(text / f"{split}.tok"), read(text / f"{split}.label"),
-                                        read(text / f"{split}.meta"), strict=True))
-                        for split in SPLITS}
-    work = tmp_path / "1" / "agreement"
+        work, rows[copies] = standin_agreement(tmp_path / copies, agreement_pipeline, bible,
+                                               COORDINATION_EXAMPLES="main",
+                                               CONTRAST_COPIES=copies)
     parses = (tmp_path / "0" / "agreement" / "trees" / "train.conllu").read_text(
         encoding="utf-8").strip().split("\n\n")
     made = {words for rows_ in standins.AGREEMENT_COORDINATIONS.values() for words, *_ in rows_}
