@@ -53,7 +53,7 @@ from pathlib import Path
 
 import torch
 
-from fairseq_tree.trees.agreement import AGREEMENT_META, VERB_NUMBER, attractor_bin
+from fairseq_tree.trees.agreement import AGREEMENT_META, Word, attractor_bin, last_verb_number
 from bench.report import (
     agreement_t_tests,
     command_option,
@@ -140,9 +140,9 @@ def nearest_verb_numbers(folder: Path, split: str, count: int) -> list[str | Non
                  "recipe's parses)")
     numbers = []
     for sentence in path.read_text(encoding="utf-8").strip().split("\n\n"):
-        tags = [line.split("\t")[4] for line in sentence.splitlines() if line[:1].isdigit()]
-        numbers.append(next((VERB_NUMBER[tag] for tag in reversed(tags) if tag in VERB_NUMBER),
-                            None))
+        words = [Word(fields[1], fields[4], -1, "") for fields in
+                 (line.split("\t") for line in sentence.splitlines() if line[:1].isdigit())]
+        numbers.append(last_verb_number(words, len(words)))
     if len(numbers) != count:
         sys.exit(f"agreement.py: error: {path}: {len(numbers)} sentences, but the split has "
                  f"{count} examples")
