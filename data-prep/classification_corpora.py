@@ -197,30 +197,46 @@ def sva_assignment(count: int, sizes: dict[str, int], seed: int) -> list[str | N
 def agreement_examples(where: str, sentences: list[list[agreement.Word]], max_length: int,
                        left_out, disagreeing: list | None = None, made: list | None = None,
                        made_clauses: str = "main", past: list | None = None,
-                       past_left_out=None
+                       past_left_out=None, made_verbs: str = "present"
                        ) -> Iterator[tuple[Example, agreement.AgreementCase, str]]:
     """(example, its case, its text/{split}.meta line) for every agreement case of the parsed
     sentences of one text (``where``); the verbs left out are counted in ``left_out``, with
     ``disagreeing`` the verbs left out by rule 6 are appended to it in the same form, with
-    ``made`` each case's made coordination (``agreement.coordination_sentence``, of the verbs
-    of ``made_clauses``), and with ``past`` the past-tense examples
-    (``agreement.past_tense_cases``, their verbs left out counted in ``past_left_out``)."""
+    ``made`` the made coordinations (``agreement.coordination_sentence``) of the verbs of
+    ``made_clauses`` whose examples ``made_verbs`` names (``agreement.MADE_VERBS``), each
+    sentence's present-tense ones before its past-tense ones, and with ``past`` the past-tense
+    examples (``agreement.past_tense_cases``, their verbs left out counted in
+    ``past_left_out``)."""
+    made_present = made is not None and made_verbs in ("present", "both")
+    made_past = made is not None and made_verbs in ("past", "both")
     for words in sentences:
+        past_cases = agreement.past_tense_cases(
+            words, max_length, past_left_out if past is not None else None) \
+            if past is not None or made_past else []
         if past is not None:
-            past.extend(agreement_example(where, words, case)
-                        for case in agreement.past_tense_cases(words, max_length, past_left_out))
+            past.extend(agreement_example(where, words, case) for case in past_cases)
         dropped = [] if disagreeing is not None else None
         for case in agreement.agreement_cases(words, max_length, left_out, dropped):
             yield agreement_example(where, words, case)
-            coordination = (agreement.coordination_sentence(words, case.verb, made_clauses)
-                            if made is not None else None)
-            if coordination:
-                reason, made_case = agreement.verb_case(coordination, len(coordination) - 1,
-                                                        max_length)
-                if not reason:
-                    made.append(agreement_example(where, coordination, made_case))
+            if made_present:
+                made.extend(made_coordinations(where, words, [case], made_clauses, max_length))
+        if made_past:
+            made.extend(made_coordinations(where, words, past_cases, made_clauses, max_length))
         if dropped:
             disagreeing.extend(agreement_example(where, words, case) for case in dropped)
+
+
+def made_coordinations(where: str, words: list[agreement.Word], cases, clauses: str,
+                       max_length: int) -> list:
+    """The made coordination's (example, case, meta line) of each of ``cases`` that makes one
+    (``agreement.coordination_sentence`` and ``agreement.made_case``)."""
+    found = []
+    for case in cases:
+        coordination = agreement.coordination_sentence(words, case.verb, clauses)
+        made_case = agreement.made_case(coordination, max_length) if coordination else None
+        if made_case:
+            found.append(agreement_example(where, coordination, made_case))
+    return found
 
 
 def agreement_example(where: str, words: list[agreement.Word], case: agreement.AgreementCase):

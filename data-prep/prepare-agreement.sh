@@ -51,6 +51,9 @@
 #                    subject (coordinated verbs, which the text holds few of with an attractor
 #                    between: they bring VP coordination above chance at a cost to edited text
 #                    and object relatives, bench/RESULTS.md), or every: the verbs of every clause
+#   COORDINATION_VERBS  whose made coordinations: present (default: the examples' own VBZ/VBP
+#                    verbs, whose number the made verb copies), past (the past-tense verbs, VBD,
+#                    labelled by the subject: nothing before "and" shows the number) or both
 #   COORDINATION_FRACTION  the share of those made examples kept, each drawn with AGREEMENT_SEED
 #                    (default 1: all)
 #   PAST_TENSE_EXAMPLES  1: training examples from the past-tense verbs too (VBD, which show no
@@ -84,5 +87,6 @@ prepare_classification --dataset agreement --name "${AGREEMENT_NAME:-agreement}"
   --split "${AGREEMENT_SPLIT:-80:10:10}" --seed "${AGREEMENT_SEED:-1}" \
   --max-length "${AGREEMENT_MAX_LENGTH:-50}" --case "${CASE:-lowercase}" \
   --coordination-examples "${COORDINATION_EXAMPLES:-none}" \
+  --coordination-verbs "${COORDINATION_VERBS:-present}" \
   --coordination-fraction "${COORDINATION_FRACTION:-1}" \
   --contrast-copies "${CONTRAST_COPIES:-0}" "${options[@]}"

@@ -53,7 +53,9 @@ examples whose verb is not an auxiliary or already coordinated, and is of the ma
 labelled by the subject (``fairseq_tree.trees.agreement``'s made examples), counted as train's
 ``coordinations made`` in the stats. ``--coordination-fraction F`` keeps a share F of them, each
 drawn apart with ``--seed`` (keyed by its verse and rank there, so the same whatever the order
-of the work).
+of the work). ``--coordination-verbs present|past|both`` says whose: the present-tense examples'
+verbs (the default), the past-tense verbs' (VBD, labelled by the subject: nothing before *and*
+shows the number), or both.
 
 Past tense (``--past-tense-examples``): train also holds an example for each past-tense verb
 (VBD) with a subject before it, labelled by the subject's number
@@ -121,7 +123,8 @@ SETTINGS = ("dataset", "seed", "valid_size", "split", "sizes", "max_words", "max
 # existed is continued, not refused.
 DEFAULT_SETTINGS = {"case": "cased", "lowercased_copies": False,
                     "coordination_examples": "none", "coordination_fraction": 1.0,
-                    "past_tense_examples": False, "contrast_copies": 0}
+                    "past_tense_examples": False, "contrast_copies": 0,
+                    "coordination_verbs": "present"}
 CASES = ("cased", "lowercase", "augment")
 LANG = "en"  # every data set here is English
 
@@ -210,6 +213,10 @@ def get_parser() -> argparse.ArgumentParser:
                         "the verb coordinated with it, labelled by the subject, for the verbs of "
                         "the main clause or of every clause (default none; "
                         "fairseq_tree.trees.agreement.coordination_sentence)")
+    p.add_argument("--coordination-verbs", choices=agreement.MADE_VERBS, default="present",
+                   help="agreement: whose made coordinations: the present-tense examples' verbs "
+                        "(default), the past-tense verbs' (VBD, labelled by the subject), or "
+                        "both (fairseq_tree.trees.agreement.made_case)")
     p.add_argument("--coordination-fraction", type=float, default=1.0, metavar="F",
                    help="agreement: the share of the made coordinations kept (0 < F <= 1, "
                         "default 1), each drawn with --seed")
@@ -300,6 +307,8 @@ class Recipe:
                            "expected a share in (0, 1]")
         if args.coordination_fraction != 1 and args.coordination_examples == "none":
             raise CliError("--coordination-fraction needs --coordination-examples main|every")
+        if args.coordination_verbs != "present" and args.coordination_examples == "none":
+            raise CliError("--coordination-verbs needs --coordination-examples main|every")
 
     def path(self, folder: str, name: str) -> Path:
         return self.work / folder / name
@@ -541,7 +550,7 @@ class Recipe:
                 for found in cc.agreement_examples(where, sentences, self.args.max_length,
                                                    left_out, disagreeing, made,
                                                    self.args.coordination_examples, past,
-                                                   past_left_out):
+                                                   past_left_out, self.args.coordination_verbs):
                     write(split, *found)
                 for found in past or ():
                     write(split, *found)
@@ -765,7 +774,8 @@ class Recipe:
         made = {"coordination_examples": args.coordination_examples,
                 "coordination_fraction": args.coordination_fraction,
                 "past_tense_examples": args.past_tense_examples,
-                "contrast_copies": args.contrast_copies} \
+                "contrast_copies": args.contrast_copies,
+                "coordination_verbs": args.coordination_verbs} \
             if dataset == "agreement" else {}
         recipe = RecipeRecord("classification", text, list(args.parser_arg),
                         spacy_record(args).get("spacy"), dataset=dataset, views=views,

@@ -14,6 +14,7 @@ from fairseq_tree.trees.agreement import (
     agreement_cases,
     coordination_sentence,
     last_verb_number,
+    made_case,
     past_tense_cases,
     verb_case,
 )
@@ -235,6 +236,27 @@ def test_the_nearest_present_tense_verb_is_the_one_a_made_coordination_copies():
     assert last_verb_number(parse("they/PRP/2/nsubj say/VBP/0/ROOT he/PRP/4/nsubj "
                                   "knows/VBZ/2/ccomp that/IN/7/mark the/DT/7/det "
                                   "men/NNS/4/ccomp"), 7) == SINGULAR
+
+
+def test_a_past_tense_verb_makes_a_coordination_labelled_by_its_subject():
+    # The king of the cities went to the house and: nothing before "and" shows the number;
+    # "cities" is an attractor and no present-tense verb precedes
+    words = parse("The/DT/2/det king/NN/6/nsubj of/IN/2/prep the/DT/5/det cities/NNS/3/pobj "
+                  "went/VBD/0/ROOT to/IN/6/prep the/DT/9/det house/NN/7/pobj")
+    made = coordination_sentence(words, 5)
+    assert " ".join(w.form for w in made) == "The king of the cities went to the house and went"
+    case = made_case(made, 50)
+    assert (case.verb, case.subject, case.label, case.attractors, case.last_verb) == (
+        10, 1, SINGULAR, 1, None)
+    assert made_case(made, 9) is None  # the made sentence is over the length limit
+    # rule 6 of the past tense: a plural noun with "was" makes no example
+    made = coordination_sentence(parse("The/DT/2/det kings/NNS/3/nsubj was/VBD/0/ROOT "
+                                       "angry/JJ/3/acomp"), 2)
+    assert made is not None and made_case(made, 50) is None
+    # a present-tense verb's made example is verb_case's, labelled by its form
+    made = coordination_sentence(parse("The/DT/2/det widow/NN/3/nsubj knows/VBZ/0/ROOT"), 2)
+    assert made_case(made, 50) == verb_case(made, 4, 50)[1]
+    assert made_case(made, 50).label == SINGULAR
 
 
 def test_past_tense_verbs_are_labelled_by_their_subject():

@@ -857,6 +857,49 @@ def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
         "--past-tense-examples is for --dataset agreement")
 
 
+@pytest.mark.parametrize("verbs", ["past", "both"])
+def test_agreement_past_tense_coordinations(tmp_path, agreement_pipeline, verbs):
+    """COORDINATION_VERBS=past makes the past-tense verbs' coordinations instead of the
+    present-tense examples' ("He arose and went to the city and", labelled by the subject), both
+    makes both (each sentence's present-tense ones first): in train alone, after each verse's
+    examples, counted as made; valid and test keep the present-tense task; the setting is in
+    recipe.json, and without made coordinations it is refused in one line."""
+    bible = standins.agreement_bible(tmp_path / "bible")
+    work, found = standin_agreement(tmp_path / "data", agreement_pipeline, bible,
+                                    COORDINATION_EXAMPLES="main", COORDINATION_VERBS=verbs)
+    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in found[split]]
+            for split in SPLITS}
+    split_of = {row[2].split(" ", 1)[1]: split for split in SPLITS for row in rows[split]}
+    made_from = [standins.AGREEMENT_PAST_COORDINATIONS]
+    if verbs == "both":
+        made_from.insert(0, standins.AGREEMENT_COORDINATIONS)
+    expected, made_count = {split: [] for split in SPLITS}, 0
+    for code, column in (("4", 3), ("3", 4)):
+        for verse in standins.AGREEMENT_VERSES:
+            reference = f"{verse[0]} {verse[1]}:{verse[2]}"
+            split, where, made = split_of.get(reference), f"bible.db:{code} {reference}", []
+            if split is None:  # a verse without present-tense examples, in neither translation
+                continue
+            for sentence in verse_sentences(verse[column]):
+                expected[split] += [[words, label, where, *map(str, meta)] for words, label, *meta
+                                    in standins.AGREEMENT_EXAMPLES.get(sentence, [])]
+                if split == "train":
+                    made += [[words, label, where, *map(str, meta)] for table in made_from
+                             for words, label, *meta in table.get(sentence, [])]
+            expected[split] += made
+            made_count += len(made)
+    for split in SPLITS:
+        assert rows[split] == expected[split], split
+    past_made = {words for rows_ in standins.AGREEMENT_PAST_COORDINATIONS.values()
+                 for words, *_ in rows_}
+    assert past_made & {row[0] for row in rows["train"]}
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["coordination_verbs"] == verbs
+    assert recipe["stats"]["train"]["coordinations made"] == made_count
+    assert refusal(tmp_path, "--dataset", "agreement", "--coordination-verbs", verbs).endswith(
+        "--coordination-verbs needs --coordination-examples main|every")
+
+
 def test_agreement_needs_an_english_model(tmp_path):
     """Whatever parser makes the trees, the examples come from spaCy: no SPACY_MODEL stops the
     recipe at once, in one line."""

@@ -44,7 +44,12 @@ subject, and the label is the subject's number, whatever the tense of the verb t
 ``MADE_CLAUSES`` says which verbs do: those of the main clause (the sentence's root, or a
 conjunct of it), or those of every clause (relative, adverbial and complement clauses too: "the
 word that the people hear and" takes "people", the very prefix of an object relative but for
-*and*, which the models were seen to confuse with it).
+*and*, which the models were seen to confuse with it). ``MADE_VERBS`` says which verbs' examples
+make them: the present tense's (VBZ, VBP: the verb before *and* shows the label, so copying its
+number answers every made example, and that shortcut is wrong for the verb of a clause below
+one of the other number, "you know that no murderer *has*"), the past tense's (VBD, the
+past-tense examples' verbs: "the author near the senators laughed and", labelled by the
+subject's number; nothing before *and* shows it but the subject), or both.
 
 Past-tense examples (``past_tense_cases``, for training: the recipe's ``--past-tense-examples``):
 a past-tense verb (VBD) shows no number ("the author near the senators laughed"), but the
@@ -265,15 +270,16 @@ def phrase_end(words: list[Word], verb: int) -> int | None:
 
 
 MADE_CLAUSES = ("main", "every")
+MADE_VERBS = ("present", "past", "both")
 
 
 def coordination_sentence(words: list[Word], verb: int,
                           clauses: str = "main") -> list[Word] | None:
-    """The made sentence of the module docstring for the VBZ/VBP at ``verb``: its words to the
-    end of the verb's phrase, *and*, and the verb again, a ``conj`` of the first; None for an
-    auxiliary or copula, a verb already coordinated (its conjunct makes the real example), a
-    verb of a subordinate clause where ``clauses`` is "main", and a phrase ``phrase_end`` cannot
-    cut."""
+    """The made sentence of the module docstring for the verb (VBZ, VBP or VBD) at ``verb``: its
+    words to the end of the verb's phrase, *and*, and the verb again, a ``conj`` of the first;
+    None for an auxiliary or copula, a verb already coordinated (its conjunct makes the real
+    example), a verb of a subordinate clause where ``clauses`` is "main", and a phrase
+    ``phrase_end`` cannot cut."""
     word = words[verb]
     if word.relation in AUXILIARY_RELATIONS or any(
             w.head == verb and w.relation in ("conj", "cc") for w in words):
@@ -347,22 +353,40 @@ def verb_case(words: list[Word], verb: int, max_length: int) -> tuple[str, Agree
     return ("" if case.label == label else DISAGREE), replace(case, label=label)
 
 
+def past_tense_case(words: list[Word], verb: int, max_length: int
+                    ) -> tuple[str, AgreementCase | None]:
+    """(why not, None) or ("", the example) for the VBD at ``verb``: rules 1-5, the label its
+    subject's number; a noun subject of *was* or *were* of the other number is left out
+    (rule 6)."""
+    reason, case = subject_case(words, verb, max_length)
+    if not reason and case.subject_kind == "noun" and PAST_FORM_NUMBER.get(
+            words[verb].form.lower(), case.label) != case.label:
+        return DISAGREE, None
+    return reason, case
+
+
 def past_tense_cases(words: list[Word], max_length: int = 50,
                      left_out: collections.Counter | None = None) -> list[AgreementCase]:
-    """The past-tense examples of one sentence (the module docstring's): every VBD that rules
-    1-5 keep, labelled by its subject's number; a noun subject of *was* or *were* of the other
-    number is left out (rule 6). The verbs left out are counted in ``left_out`` by reason."""
+    """The past-tense examples of one sentence (the module docstring's): every VBD that
+    ``past_tense_case`` keeps. The verbs left out are counted in ``left_out`` by reason."""
     cases = []
     for verb, word in enumerate(words):
         if word.tag != PAST_TENSE:
             continue
-        reason, case = subject_case(words, verb, max_length)
-        if not reason and case.subject_kind == "noun" and PAST_FORM_NUMBER.get(
-                word.form.lower(), case.label) != case.label:
-            reason = DISAGREE
+        reason, case = past_tense_case(words, verb, max_length)
         if reason:
             if left_out is not None:
                 left_out[reason] += 1
             continue
         cases.append(case)
     return cases
+
+
+def made_case(made: list[Word], max_length: int) -> AgreementCase | None:
+    """The example of a made coordination's last verb (``coordination_sentence``): a VBZ or VBP
+    by ``verb_case``, labelled by its form; a VBD by ``past_tense_case``, by its subject's
+    number; None where the rules leave it out (a made sentence over the length limit)."""
+    verb = len(made) - 1
+    rule = past_tense_case if made[verb].tag == PAST_TENSE else verb_case
+    reason, case = rule(made, verb, max_length)
+    return None if reason else case

@@ -293,6 +293,16 @@ AGREEMENT_PAST = {
         ("The sons of the king were glad , and the people", "1", "noun", 0, 1, 10, "rejoiced",
          "1")],
 }
+# The past-tense verbs' made coordinations (train only; COORDINATION_EXAMPLES=main with
+# COORDINATION_VERBS=past or both), labelled by the subject: "arose" and "were" are already
+# coordinated, "The king were angry." left out (rule 6).
+AGREEMENT_PAST_COORDINATIONS = {
+    "He arose and went to the city.": [
+        ("He arose and went to the city and", "0", "pronoun", 0, 8, 0, "went", "0")],
+    "The sons of the king were glad, and the people rejoiced.": [
+        ("The sons of the king were glad , and the people rejoiced and", "1", "noun", 0, 3, 10,
+         "rejoiced", "1")],
+}
 AGREEMENT_PAST_LEFT_OUT = {"The king were angry.": "subject and verb disagree"}
 AGREEMENT_LEFT_OUT = {"Let the dry land appear.": "bare infinitive",
                       "Is God unrighteous?": "subject after the verb",
