@@ -31,7 +31,8 @@
 #   bash bench/jobs/score-agreement.sh recipe-effect NAME MODEL OUT.json
 # Where the recipes' runs go wrong, by the number of the present-tense verb nearest before the
 # verb (--by-nearest-verb; valid and test): the CASE=lowercase runs, the baseline, against each
-# recipe NAME's, scored again from their checkpoints (runs/agr-case/NAME.MODEL/seed-N/):
+# recipe NAME's, scored again from their checkpoints (runs/agr-case/NAME.MODEL/seed-N/), or where
+# those are gone from the rows the report STORED (default the committed one) holds of them:
 #   bash bench/jobs/score-agreement.sh nearest-verb MODEL OUT.json NAME...
 set -eu
 runs=bench/results/agreement-lg-flat-runs spacy=bench/results/agreement-spacy-test.json
@@ -82,6 +83,7 @@ elif [ "${1:-}" = coordination-effect ] || [ "${1:-}" = recipe-effect ]; then
   [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect WHICH MODEL OUT.json, or recipe-effect NAME MODEL OUT.json"
   prefix=; [ "$1" = coordination-effect ] && prefix=coordination-
   which=$2 model=$3 out=$4 folder=runs/data-agr-lowercase
+  [ -d "$folder" ] || folder=runs/data-agr-$prefix$which  # its evaluated splits are the same
   splits=(--split valid --split test --split test1 --split test2 --split test5)
   for recipe in lowercase "$prefix$which"; do
     for seed in 1 2 3; do
@@ -93,17 +95,28 @@ elif [ "${1:-}" = coordination-effect ] || [ "${1:-}" = recipe-effect ]; then
   args+=(--baseline "$model@lowercase")
 elif [ "${1:-}" = nearest-verb ]; then
   [ $# -ge 4 ] || die "usage: score-agreement.sh nearest-verb MODEL OUT.json NAME..."
-  model=$2 out=$3 folder=runs/data-agr-lowercase; shift 3
+  model=$2 out=$3 folder=; shift 3
   splits=(--split valid --split test --by-nearest-verb)
   long=$model; [ "$model" = rta ] && long=recursive_tree_attention_classifier
+  # a recipe whose checkpoints are gone keeps the rows an earlier scoring stored (STORED)
+  stored=$(mktemp); trap 'rm -f "$stored"' EXIT  # OUT may be the stored report itself
+  cp "${STORED:-bench/results/agreement-nearest-verb.json}" "$stored" 2>/dev/null || echo '{}' >"$stored"
   for recipe in lowercase "$@"; do
-    [ -d "runs/data-agr-$recipe" ] || die "runs/data-agr-$recipe: no such recipe folder"
     name=$model@$recipe
-    args+=(--data-of "$name=runs/data-agr-$recipe")
-    for seed in 1 2 3; do
-      args+=(--checkpoint "$name:$seed=runs/agr-case/$recipe.$long/seed-$seed/agreement/$long/checkpoint_best.pt")
-    done
+    if [ -d "runs/data-agr-$recipe" ] && [ -e "runs/agr-case/$recipe.$long/seed-1" ]; then
+      folder=${folder:-runs/data-agr-$recipe}
+      args+=(--data-of "$name=runs/data-agr-$recipe")
+      for seed in 1 2 3; do
+        args+=(--checkpoint "$name:$seed=runs/agr-case/$recipe.$long/seed-$seed/agreement/$long/checkpoint_best.pt")
+      done
+    elif grep -q "\"$name:1\"" "$stored"; then
+      echo "score-agreement.sh: note: $name's rows as ${STORED:-bench/results/agreement-nearest-verb.json} stored them" >&2
+      for seed in 1 2 3; do args+=(--results "$name:$seed=$stored"); done
+    else
+      die "$name: neither checkpoints (runs/agr-case/$recipe.$long/) nor stored rows"
+    fi
   done
+  [ -n "$folder" ] || die "no recipe folder with checkpoints among: lowercase $*"
   args+=(--baseline "$model@lowercase")
 elif [ "${1:-}" = case-choice ]; then
   out=${2:-} folder=runs/data-agr-cased  # every CASE's valid and test4 hold the same examples
@@ -139,5 +152,5 @@ else
   done
   args+=(--baseline roberta)
 fi
-exec .venv/bin/python -m bench.agreement --data "$folder" "${splits[@]}" "${args[@]}" --json "$out" \
+.venv/bin/python -m bench.agreement --data "$folder" "${splits[@]}" "${args[@]}" --json "$out" \
   --markdown
