@@ -333,7 +333,10 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                     "lowercased leaves, past-tense examples and main-clause coordinations",
                 # and the examples against copying the nearest verb's number written twice
                 "coordination-main-contrast":
-                    "lowercased leaves, main-clause coordinations and contrast copies"}
+                    "lowercased leaves, main-clause coordinations and contrast copies",
+                # the made coordinations of the main clause's past-tense verbs instead
+                "coordination-main-past":
+                    "lowercased leaves and past-tense main-clause coordinations"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]

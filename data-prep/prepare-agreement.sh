@@ -53,7 +53,8 @@
 #                    and object relatives, bench/RESULTS.md), or every: the verbs of every clause
 #   COORDINATION_VERBS  whose made coordinations: present (default: the examples' own VBZ/VBP
 #                    verbs, whose number the made verb copies), past (the past-tense verbs, VBD,
-#                    labelled by the subject: nothing before "and" shows the number) or both
+#                    labelled by the subject: nothing before "and" shows the number; it holds
+#                    the other attractor conditions, not edited text: bench/RESULTS.md) or both
 #   COORDINATION_FRACTION  the share of those made examples kept, each drawn with AGREEMENT_SEED
 #                    (default 1: all)
 #   PAST_TENSE_EXAMPLES  1: training examples from the past-tense verbs too (VBD, which show no
