@@ -3,6 +3,7 @@ stand-ins in their downloads' real formats (tests/data/recipes/classification_st
 sizes, label mappings, trees and labels aligned, what recipe.json counts; then
 scripts/train.sh and scripts/evaluate.sh on the SST data-bin."""
 
+import collections
 import importlib.util
 import json
 import os
@@ -810,6 +811,42 @@ def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
         assert line.endswith(message), line
 
 
+def standin_rows(table: dict, sentence: str, where: str) -> list[list[str]]:
+    """A stand-in table's rows of ``sentence`` as the recipe writes them from ``where``: text,
+    label and the .meta columns."""
+    return [[words, label, where, *map(str, meta)] for words, label, *meta
+            in table.get(sentence, [])]
+
+
+def standin_expected(found: dict, train_tables: list[dict], count_sentence=None):
+    """Each split's rows as ``found`` (``standin_agreement``'s) splits them: the present-tense
+    examples of every verse in its split, and after each training verse's, the rows the
+    ``train_tables`` give its sentences (each sentence's tables in turn); and how many of those
+    there are. ``count_sentence(split, sentence)`` sees every sentence of a verse in a split."""
+    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in found[split]]
+            for split in SPLITS}
+    split_of = {row[2].split(" ", 1)[1]: split for split in SPLITS for row in rows[split]}
+    expected, added_count = {split: [] for split in SPLITS}, 0
+    for code, column in (("4", 3), ("3", 4)):
+        for verse in standins.AGREEMENT_VERSES:
+            reference = f"{verse[0]} {verse[1]}:{verse[2]}"
+            split, where, added = split_of.get(reference), f"bible.db:{code} {reference}", []
+            if split is None:  # a verse without present-tense examples, in neither translation
+                assert not any(standins.AGREEMENT_EXAMPLES.get(sentence) for text in verse[3:]
+                               for sentence in verse_sentences(text))
+                continue
+            for sentence in verse_sentences(verse[column]):
+                expected[split] += standin_rows(standins.AGREEMENT_EXAMPLES, sentence, where)
+                if split == "train":
+                    added += [row for table in train_tables
+                              for row in standin_rows(table, sentence, where)]
+                if count_sentence:
+                    count_sentence(split, sentence)
+            expected[split] += added
+            added_count += len(added)
+    return rows, expected, added_count
+
+
 def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
     """PAST_TENSE_EXAMPLES=1: train also holds each verse's past-tense verbs with a subject,
     after its present-tense examples, labelled by the subject (a coordinated verb by its first
@@ -818,41 +855,26 @@ def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
     bible = standins.agreement_bible(tmp_path / "bible")
     work, found = standin_agreement(tmp_path / "data", agreement_pipeline, bible,
                                     PAST_TENSE_EXAMPLES="1")
-    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in found[split]]
-            for split in SPLITS}
-    split_of = {row[2].split(" ", 1)[1]: split for split in SPLITS for row in rows[split]}
-    expected = {split: [] for split in SPLITS}
-    past_count = past_left_out = past_outside_train = 0
-    for code, column in (("4", 3), ("3", 4)):
-        for verse in standins.AGREEMENT_VERSES:
-            reference = f"{verse[0]} {verse[1]}:{verse[2]}"
-            split, where = split_of.get(reference), f"bible.db:{code} {reference}"
-            past = []
-            if split is None:  # a verse without present-tense examples, in neither translation
-                assert not any(standins.AGREEMENT_EXAMPLES.get(sentence) for text in verse[3:]
-                               for sentence in verse_sentences(text))
-                continue
-            for sentence in verse_sentences(verse[column]):
-                expected[split] += [[words, label, where, *map(str, meta)] for words, label, *meta
-                                    in standins.AGREEMENT_EXAMPLES.get(sentence, [])]
-                if split == "train":
-                    past += [[words, label, where, *map(str, meta)] for words, label, *meta
-                             in standins.AGREEMENT_PAST.get(sentence, [])]
-                    past_left_out += sentence in standins.AGREEMENT_PAST_LEFT_OUT
-                else:
-                    past_outside_train += sentence in standins.AGREEMENT_PAST
-            expected[split] += past
-            past_count += len(past)
+    seen = collections.Counter()
+
+    def count_sentence(split, sentence):
+        if split == "train":
+            seen["left out"] += sentence in standins.AGREEMENT_PAST_LEFT_OUT
+        else:
+            seen["outside train"] += sentence in standins.AGREEMENT_PAST
+
+    rows, expected, past_count = standin_expected(found, [standins.AGREEMENT_PAST],
+                                                  count_sentence)
     for split in SPLITS:
         assert rows[split] == expected[split], split
     # the stand-in verses put past-tense sentences in train and out of it, and the left-out one in
-    assert past_count and past_left_out and past_outside_train
+    assert past_count and seen["left out"] and seen["outside train"]
     recipe = json.loads((work / "recipe.json").read_text())
     assert recipe["past_tense_examples"] is True
     stats = recipe["stats"]
     assert stats["train"]["past-tense examples"] == past_count
     assert "past-tense examples" not in stats["valid"] and "past-tense examples" not in stats["test"]
-    assert stats["past-tense verbs left out"] == {"subject and verb disagree": past_left_out}
+    assert stats["past-tense verbs left out"] == {"subject and verb disagree": seen["left out"]}
     assert refusal(tmp_path, "--dataset", "sst", "--past-tense-examples").endswith(
         "--past-tense-examples is for --dataset agreement")
 
@@ -867,27 +889,10 @@ def test_agreement_past_tense_coordinations(tmp_path, agreement_pipeline, verbs)
     bible = standins.agreement_bible(tmp_path / "bible")
     work, found = standin_agreement(tmp_path / "data", agreement_pipeline, bible,
                                     COORDINATION_EXAMPLES="main", COORDINATION_VERBS=verbs)
-    rows = {split: [[tok, label, *meta.split("\t")] for tok, label, meta in found[split]]
-            for split in SPLITS}
-    split_of = {row[2].split(" ", 1)[1]: split for split in SPLITS for row in rows[split]}
     made_from = [standins.AGREEMENT_PAST_COORDINATIONS]
     if verbs == "both":
         made_from.insert(0, standins.AGREEMENT_COORDINATIONS)
-    expected, made_count = {split: [] for split in SPLITS}, 0
-    for code, column in (("4", 3), ("3", 4)):
-        for verse in standins.AGREEMENT_VERSES:
-            reference = f"{verse[0]} {verse[1]}:{verse[2]}"
-            split, where, made = split_of.get(reference), f"bible.db:{code} {reference}", []
-            if split is None:  # a verse without present-tense examples, in neither translation
-                continue
-            for sentence in verse_sentences(verse[column]):
-                expected[split] += [[words, label, where, *map(str, meta)] for words, label, *meta
-                                    in standins.AGREEMENT_EXAMPLES.get(sentence, [])]
-                if split == "train":
-                    made += [[words, label, where, *map(str, meta)] for table in made_from
-                             for words, label, *meta in table.get(sentence, [])]
-            expected[split] += made
-            made_count += len(made)
+    rows, expected, made_count = standin_expected(found, made_from)
     for split in SPLITS:
         assert rows[split] == expected[split], split
     past_made = {words for rows_ in standins.AGREEMENT_PAST_COORDINATIONS.values()
