@@ -7,8 +7,12 @@ pairs; the main process writes them in input order. With ``NodeTargets`` the tre
 per-unit class targets and the model's input keeps the structure only (see ``node_targets``).
 """
 
+import copyreg
+import functools
+import io
 import itertools
 import logging
+import pickle
 from collections import Counter
 from dataclasses import dataclass, field
 from multiprocessing import Pool
@@ -226,7 +230,22 @@ class ChunkMapper:
             return
         with Pool(self.workers, initializer=_install_encoding, initargs=(self.encoding,)) as pool:
             # imap keeps input order; a small chunksize keeps every worker busy.
-            yield from pool.imap(fn, chunks, chunksize=1)
+            results = pool.imap(functools.partial(_pickled_by_value, fn), chunks, chunksize=1)
+            yield from map(pickle.loads, results)
+
+
+class _ByValuePickler(pickle.Pickler):
+    """Pickles each tensor as the numpy array of its values. A tensor a worker returns through
+    the pool's pipe otherwise goes by torch's shared-memory reduction, a file and milliseconds a
+    tensor: binarizing the quickstart's 12,000 pairs in 2 workers took minutes, not seconds."""
+    dispatch_table = copyreg.dispatch_table.copy()
+    dispatch_table[torch.Tensor] = lambda tensor: (torch.from_numpy, (tensor.detach().numpy(),))
+
+
+def _pickled_by_value(fn, chunk) -> bytes:
+    buffer = io.BytesIO()
+    _ByValuePickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(fn(chunk))
+    return buffer.getvalue()
 
 
 def _handle_invalid(pair: ParsedPair, files: PairFiles, skip_invalid: bool):
