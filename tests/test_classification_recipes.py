@@ -539,22 +539,19 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     for code, column in (("4", 3), ("3", 4)):
         for verse in standins.AGREEMENT_VERSES:
             reference = f"{verse[0]} {verse[1]}:{verse[2]}"
-            made = []
+            where, made = f"bible.db:{code} {reference}", []
             for sentence in verse_sentences(verse[column]):
                 if split_of.get(reference) == "train":
-                    made += [[words, label, f"bible.db:{code} {reference}", *map(str, meta)]
-                             for words, label, *meta in
-                             standins.AGREEMENT_COORDINATIONS.get(sentence, [])]
+                    made += standin_rows(standins.AGREEMENT_COORDINATIONS, sentence, where)
                 if sentence in standins.AGREEMENT_LEFT_OUT:
                     reason = standins.AGREEMENT_LEFT_OUT[sentence]
                     left_out[reason] = left_out.get(reason, 0) + 1
-                for words, label, *meta in standins.AGREEMENT_EXAMPLES.get(sentence, []):
-                    expected[split_of[reference]].append(
-                        [words, label, f"bible.db:{code} {reference}", *map(str, meta)])
+                if sentence in standins.AGREEMENT_EXAMPLES:
+                    expected[split_of[reference]] += standin_rows(standins.AGREEMENT_EXAMPLES,
+                                                                  sentence, where)
                 if split_of.get(reference) == "test":
-                    for words, label, *meta in standins.AGREEMENT_DISAGREEING.get(sentence, []):
-                        expected["test2"].append(
-                            [words, label, f"bible.db:{code} {reference}", *map(str, meta)])
+                    expected["test2"] += standin_rows(standins.AGREEMENT_DISAGREEING, sentence,
+                                                      where)
             expected["train"] += made
             made_count += len(made)
     assert expected["test2"], "the stand-in's rule-6 verse fell outside test: change the split"
