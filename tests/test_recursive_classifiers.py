@@ -228,3 +228,47 @@ def test_a_bad_glove_file_stops_with_its_line(corpora, tmp_path):
         task.build_model(cfg.model)
     assert str(stop.value) == (f"recursive_multibranch_classifier: error: --embeddings {glove}:2: "
                                "not a number (could not convert string to float: 'x')")
+
+
+def frontier_columns(net_input, row):
+    """Columns in [leaves; nodes] of row's last word and of the nodes whose span ends after it,
+    read off the tree's lists."""
+    tokens = net_input["src_tokens"][row].tolist()
+    last = max(column for column, token in enumerate(tokens) if token > 3)  # a word, not a special
+    spans = net_input["src_node_spans"][row].tolist()
+    return [last] + [len(tokens) + i for i, (start, end) in enumerate(spans)
+                     if start < end and end == last + 1]
+
+
+@pytest.mark.parametrize("options", [["--arch", "tree_classifier_tiny"], TREE_ATTENTION],
+                         ids=["hierarchical-accumulation", "rta"])
+def test_the_head_can_read_the_right_frontier(corpora, options):
+    """--head-reads right-frontier: the head reads v^T tanh(W u + b)-attention over the last
+    word and the nodes that end at it (the root among them), an example alone as in a padded
+    batch; a dependency encoder, whose units have no spans, is refused."""
+    corpus = "word" if options[1] == "tree_classifier_tiny" else "subword"
+    task, model = float64_model(corpora[corpus], options + ["--head-reads", "right-frontier"])
+    dataset, sample = task.dataset("test"), whole_split(task)
+    net_input = sample["net_input"]
+    attention, head = model.frontier_attention, model.classification_heads[HEAD]
+    sizes = set()
+    with torch.no_grad():
+        logits, extra = model(**net_input, classification_head_name=HEAD)
+        units, _, _ = model.encode_units(**net_input)
+        for row in range(logits.size(0)):
+            columns = frontier_columns(net_input, row)
+            assert extra["root_columns"][row] in columns
+            sizes.add(len(columns))
+            states = units[row, columns]
+            scores = torch.stack([attention.score.weight[0] @ torch.tanh(
+                attention.project.weight @ state + attention.project.bias) for state in states])
+            read = (torch.softmax(scores, 0).unsqueeze(1) * states).sum(0)
+            torch.testing.assert_close(logits[row], head(read.view(1, 1, -1))[0],
+                                       rtol=0, atol=1e-10)
+            alone, _ = model(**dataset.collater([dataset[int(sample["id"][row])]])["net_input"],
+                             classification_head_name=HEAD)
+            torch.testing.assert_close(alone[0], logits[row], rtol=0, atol=1e-12)
+    assert len(sizes) > 1 and max(sizes) > 2  # frontiers of several depths were read
+    with pytest.raises(ValueError, match="right-frontier.*dependency"):
+        float64_model(corpora["word"], MULTI_BRANCH + ["--dependency", "--head-reads",
+                                                       "right-frontier"])

@@ -21,6 +21,7 @@ from fairseq_tree.models.tree2seq import tree2seq_defaults
 from fairseq_tree.models.tree2seq_config import TreeAttentionConfig
 from fairseq_tree.models.sentence_pair_head import SentencePairClassificationHead
 from fairseq_tree.models.tree_encoder import TreeEncoder
+from fairseq_tree.modules.right_frontier import RightFrontierAttention, right_frontier_mask
 
 
 def rows_at(units: Tensor, columns: Tensor) -> Tensor:
@@ -44,7 +45,9 @@ class TreeClassifierModel(BaseFairseqModel):
 
     The head is fairseq's ``RobertaClassificationHead`` (dense, activation, dropout, projection),
     the head of the ``roberta`` baseline, here applied to the root state instead of the first
-    token; with ``every_unit`` it classifies every leaf and node. Sentence pairs (``input1``)
+    token (``--head-reads right-frontier``: an attention over the tree's right frontier, for
+    prefixes whose next word attaches there); with ``every_unit`` it classifies every leaf and
+    node. Sentence pairs (``input1``)
     meet in Tai et al.'s ``SentencePairClassificationHead``. Other tree encoders override
     ``build_encoder`` (and ``leaf_annotations`` for the per-leaf data they read); an encoder
     whose roots are not node 0 returns their columns as ``root_columns``.
@@ -57,6 +60,13 @@ class TreeClassifierModel(BaseFairseqModel):
         self.args = args
         self.encoder = encoder
         self.classification_heads = nn.ModuleDict()
+        self.frontier_attention = None
+        if getattr(args, "head_reads", "root") == "right-frontier":
+            if getattr(encoder, "dependency", False):
+                raise ValueError("--head-reads right-frontier reads constituency trees' node "
+                                 "spans; this encoder reads dependency heads")
+            self.frontier_attention = RightFrontierAttention(args.encoder_embed_dim,
+                                                             args.encoder_embed_dim)
 
     @classmethod
     def add_args(cls, parser):
@@ -68,6 +78,11 @@ class TreeClassifierModel(BaseFairseqModel):
                             help="activation of the classification head's hidden layer")
         parser.add_argument("--pair-hidden-dim", type=int, metavar="N",
                             help="hidden units of the sentence-pair head (Tai et al. 2015: 50)")
+        parser.add_argument("--head-reads", choices=["root", "right-frontier"],
+                            help="the state a tree's classification head reads: its root's, or "
+                                 "an attention over its right frontier (the nodes that end at "
+                                 "its last word, and that word), where a prefix's next word "
+                                 "attaches")
 
     @classmethod
     def build_model(cls, args, task):
@@ -135,9 +150,14 @@ class TreeClassifierModel(BaseFairseqModel):
             if every_unit:
                 raise ValueError("every_unit classifies the units of one tree, not of a pair")
             right_units, right_roots, _ = self.encode_units(**input1)
-            features = torch.stack([rows_at(units, roots), rows_at(right_units, right_roots)], 1)
+            features = torch.stack([
+                self.tree_features(units, roots, src_tokens, src_node_spans),
+                self.tree_features(right_units, right_roots, input1["src_tokens"],
+                                   input1.get("src_node_spans")),
+            ], 1)
         else:
-            features = units if every_unit else rows_at(units, roots)
+            features = (units if every_unit
+                        else self.tree_features(units, roots, src_tokens, src_node_spans))
         if classification_head_name is not None:
             head = self.classification_heads[classification_head_name]
             if input1 is not None:
@@ -164,6 +184,18 @@ class TreeClassifierModel(BaseFairseqModel):
         else:
             roots = root_columns(encoder_out["encoder_node_padding_mask"][0], src_tokens.size(1))
         return self.unit_states(encoder_out), roots, encoder_out.get("encoder_states", [])
+
+    def tree_features(self, units: Tensor, roots: Tensor, src_tokens: Tensor,
+                      src_node_spans: Optional[Tensor]) -> Tensor:
+        """B x C, the state a tree's head reads from its units' B x (N+M) x C: its root's row,
+        or with ``--head-reads right-frontier`` the attention over its right frontier."""
+        if self.frontier_attention is None:
+            return rows_at(units, roots)
+        if src_node_spans is None:
+            src_node_spans = src_tokens.new_zeros(src_tokens.size(0), 0, 2)
+        mask = right_frontier_mask(src_tokens, src_node_spans, roots,
+                                   self.encoder.dictionary.pad(), self.encoder.dictionary.eos())
+        return self.frontier_attention(units, mask)
 
     @staticmethod
     def unit_states(encoder_out: Dict[str, List[Tensor]]) -> Tensor:
@@ -196,6 +228,7 @@ def tree_classifier_architecture(args):
     args.pooler_dropout = getattr(args, "pooler_dropout", 0.0)
     args.pooler_activation_fn = getattr(args, "pooler_activation_fn", "tanh")
     args.pair_hidden_dim = getattr(args, "pair_hidden_dim", 50)
+    args.head_reads = getattr(args, "head_reads", "root")
     base_architecture(args)
 
 

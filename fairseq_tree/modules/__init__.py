@@ -23,6 +23,7 @@ from fairseq_tree.modules.recursion_plan import (
 )
 from fairseq_tree.modules.recursive_tree import RecursiveOutput, recurse
 from fairseq_tree.modules.recursive_tree_attention import RecursiveTreeAttention
+from fairseq_tree.modules.right_frontier import RightFrontierAttention, right_frontier_mask
 from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_attention import (
     HierarchicalEmbedding,
@@ -44,6 +45,7 @@ __all__ = [
     "RecursiveMultiBranchAttention",
     "RecursiveOutput",
     "RecursiveTreeAttention",
+    "RightFrontierAttention",
     "SourceTree",
     "TreeCrossAttention",
     "TreeDecoderLayer",
@@ -56,4 +58,5 @@ __all__ = [
     "plan_from_heads",
     "plan_from_spans",
     "recurse",
+    "right_frontier_mask",
 ]
