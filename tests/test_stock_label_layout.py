@@ -77,10 +77,11 @@ def test_the_stock_dictionary_is_padded_and_its_padding_is_no_class(stock):
         assert set(class_symbols(classes)) == expected, name
 
 
+# each classifier on a stock layout, each layout by a classifier: the layout is the task's, read
+# the same whatever the model (the pairs' by the two heads, Tai et al.'s on either encoder)
 @pytest.mark.parametrize("corpus, arch", [
-    ("two", TREE_CLASSIFIER), ("two", MULTI_BRANCH), ("two", TREE_ATTENTION),
-    ("five", TREE_CLASSIFIER), ("five", MULTI_BRANCH), ("five", TREE_ATTENTION),
-    ("pairs", TREE_CLASSIFIER), ("pairs", MULTI_BRANCH),
+    ("two", MULTI_BRANCH), ("five", TREE_CLASSIFIER), ("five", TREE_ATTENTION),
+    ("pairs", MULTI_BRANCH),
 ])
 def test_every_classifier_trains_and_validates_on_the_stock_layout(stock, tmp_path, corpus,
                                                                    arch):
