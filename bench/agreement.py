@@ -336,7 +336,11 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                     "lowercased leaves, main-clause coordinations and contrast copies",
                 # the made coordinations of the main clause's past-tense verbs instead
                 "coordination-main-past":
-                    "lowercased leaves and past-tense main-clause coordinations"}
+                    "lowercased leaves and past-tense main-clause coordinations",
+                # the same, the head reading the right frontier (--head-reads right-frontier)
+                "coordination-main-past-frontier":
+                    "lowercased leaves and past-tense main-clause coordinations, read at the "
+                    "right frontier"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]

@@ -29,6 +29,7 @@
 # NAME.MODEL.sSEED.json: past-tense, bench/jobs/agreement-past-tense-cpu.tsv's):
 #   bash bench/jobs/score-agreement.sh recipe NAME OUT.json
 #   bash bench/jobs/score-agreement.sh recipe-effect NAME MODEL OUT.json
+# (against another recipe's runs of the same examples instead of CASE=lowercase's: BASELINE=NAME)
 # Where the recipes' runs go wrong, by the number of the present-tense verb nearest before the
 # verb (--by-nearest-verb; valid and test): the CASE=lowercase runs, the baseline, against each
 # recipe NAME's, scored again from their checkpoints (runs/agr-case/NAME.MODEL/seed-N/), or where
@@ -82,17 +83,17 @@ elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ] || [ "${1:-}" = recipe ]
 elif [ "${1:-}" = coordination-effect ] || [ "${1:-}" = recipe-effect ]; then
   [ $# -eq 4 ] || die "usage: score-agreement.sh coordination-effect WHICH MODEL OUT.json, or recipe-effect NAME MODEL OUT.json"
   prefix=; [ "$1" = coordination-effect ] && prefix=coordination-
-  which=$2 model=$3 out=$4 folder=runs/data-agr-lowercase
+  which=$2 model=$3 out=$4 folder=runs/data-agr-lowercase base=${BASELINE:-lowercase}
   [ -d "$folder" ] || folder=runs/data-agr-$prefix$which  # its evaluated splits are the same
   splits=(--split valid --split test --split test1 --split test2 --split test5)
-  for recipe in lowercase "$prefix$which"; do
+  for recipe in "$base" "$prefix$which"; do
     for seed in 1 2 3; do
       report=bench/results/agreement-case-runs/$recipe.$model.s$seed.json
       [ -e "$report" ] || { echo "score-agreement.sh: note: not scored yet: $report" >&2; continue; }
       args+=(--results "$model@$recipe:$seed=$report#$model:$seed")
     done
   done
-  args+=(--baseline "$model@lowercase")
+  args+=(--baseline "$model@$base")
 elif [ "${1:-}" = nearest-verb ]; then
   [ $# -ge 4 ] || die "usage: score-agreement.sh nearest-verb MODEL OUT.json NAME..."
   model=$2 out=$3 folder=; shift 3
