@@ -240,14 +240,17 @@ def frontier_columns(net_input, row):
                      if start < end and end == last + 1]
 
 
-@pytest.mark.parametrize("options", [["--arch", "tree_classifier_tiny"], TREE_ATTENTION],
-                         ids=["hierarchical-accumulation", "rta"])
-def test_the_head_can_read_the_right_frontier(corpora, options):
+@pytest.mark.parametrize("options, reads", [
+    (["--arch", "tree_classifier_tiny"], "right-frontier"), (TREE_ATTENTION, "right-frontier"),
+    (TREE_ATTENTION, "root-and-right-frontier")],
+    ids=["hierarchical-accumulation", "rta", "rta-root-and-frontier"])
+def test_the_head_can_read_the_right_frontier(corpora, options, reads):
     """--head-reads right-frontier: the head reads v^T tanh(W u + b)-attention over the last
-    word and the nodes that end at it (the root among them), an example alone as in a padded
-    batch; a dependency encoder, whose units have no spans, is refused."""
+    word and the nodes that end at it (the root among them; root-and-right-frontier: plus the
+    root's state), an example alone as in a padded batch; a dependency encoder, whose units have
+    no spans, is refused."""
     corpus = "word" if options[1] == "tree_classifier_tiny" else "subword"
-    task, model = float64_model(corpora[corpus], options + ["--head-reads", "right-frontier"])
+    task, model = float64_model(corpora[corpus], options + ["--head-reads", reads])
     dataset, sample = task.dataset("test"), whole_split(task)
     net_input = sample["net_input"]
     attention, head = model.frontier_attention, model.classification_heads[HEAD]
@@ -263,6 +266,8 @@ def test_the_head_can_read_the_right_frontier(corpora, options):
             scores = torch.stack([attention.score.weight[0] @ torch.tanh(
                 attention.project.weight @ state + attention.project.bias) for state in states])
             read = (torch.softmax(scores, 0).unsqueeze(1) * states).sum(0)
+            if reads == "root-and-right-frontier":
+                read = read + units[row, extra["root_columns"][row]]
             torch.testing.assert_close(logits[row], head(read.view(1, 1, -1))[0],
                                        rtol=0, atol=1e-10)
             alone, _ = model(**dataset.collater([dataset[int(sample["id"][row])]])["net_input"],
@@ -270,5 +275,4 @@ def test_the_head_can_read_the_right_frontier(corpora, options):
             torch.testing.assert_close(alone[0], logits[row], rtol=0, atol=1e-12)
     assert len(sizes) > 1 and max(sizes) > 2  # frontiers of several depths were read
     with pytest.raises(ValueError, match="right-frontier.*dependency"):
-        float64_model(corpora["word"], MULTI_BRANCH + ["--dependency", "--head-reads",
-                                                       "right-frontier"])
+        float64_model(corpora["word"], MULTI_BRANCH + ["--dependency", "--head-reads", reads])

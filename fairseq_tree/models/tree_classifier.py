@@ -46,7 +46,7 @@ class TreeClassifierModel(BaseFairseqModel):
     The head is fairseq's ``RobertaClassificationHead`` (dense, activation, dropout, projection),
     the head of the ``roberta`` baseline, here applied to the root state instead of the first
     token (``--head-reads right-frontier``: an attention over the tree's right frontier, for
-    prefixes whose next word attaches there); with ``every_unit`` it classifies every leaf and
+    prefixes whose next word attaches there; ``root-and-right-frontier``: their sum); with ``every_unit`` it classifies every leaf and
     node. Sentence pairs (``input1``)
     meet in Tai et al.'s ``SentencePairClassificationHead``. Other tree encoders override
     ``build_encoder`` (and ``leaf_annotations`` for the per-leaf data they read); an encoder
@@ -61,9 +61,9 @@ class TreeClassifierModel(BaseFairseqModel):
         self.encoder = encoder
         self.classification_heads = nn.ModuleDict()
         self.frontier_attention = None
-        if getattr(args, "head_reads", "root") == "right-frontier":
+        if getattr(args, "head_reads", "root") in ("right-frontier", "root-and-right-frontier"):
             if getattr(encoder, "dependency", False):
-                raise ValueError("--head-reads right-frontier reads constituency trees' node "
+                raise ValueError(f"--head-reads {args.head_reads} reads constituency trees' node "
                                  "spans; this encoder reads dependency heads")
             self.frontier_attention = RightFrontierAttention(args.encoder_embed_dim,
                                                              args.encoder_embed_dim)
@@ -78,11 +78,12 @@ class TreeClassifierModel(BaseFairseqModel):
                             help="activation of the classification head's hidden layer")
         parser.add_argument("--pair-hidden-dim", type=int, metavar="N",
                             help="hidden units of the sentence-pair head (Tai et al. 2015: 50)")
-        parser.add_argument("--head-reads", choices=["root", "right-frontier"],
-                            help="the state a tree's classification head reads: its root's, or "
+        parser.add_argument("--head-reads",
+                            choices=["root", "right-frontier", "root-and-right-frontier"],
+                            help="the state a tree's classification head reads: its root's, "
                                  "an attention over its right frontier (the nodes that end at "
                                  "its last word, and that word), where a prefix's next word "
-                                 "attaches")
+                                 "attaches, or the sum of the two")
 
     @classmethod
     def build_model(cls, args, task):
@@ -188,14 +189,17 @@ class TreeClassifierModel(BaseFairseqModel):
     def tree_features(self, units: Tensor, roots: Tensor, src_tokens: Tensor,
                       src_node_spans: Optional[Tensor]) -> Tensor:
         """B x C, the state a tree's head reads from its units' B x (N+M) x C: its root's row,
-        or with ``--head-reads right-frontier`` the attention over its right frontier."""
+        or with ``--head-reads right-frontier`` the attention over its right frontier (with
+        ``root-and-right-frontier`` the two added)."""
+        root = rows_at(units, roots)
         if self.frontier_attention is None:
-            return rows_at(units, roots)
+            return root
         if src_node_spans is None:
             src_node_spans = src_tokens.new_zeros(src_tokens.size(0), 0, 2)
         mask = right_frontier_mask(src_tokens, src_node_spans, roots,
                                    self.encoder.dictionary.pad(), self.encoder.dictionary.eos())
-        return self.frontier_attention(units, mask)
+        frontier = self.frontier_attention(units, mask)
+        return root + frontier if self.args.head_reads == "root-and-right-frontier" else frontier
 
     @staticmethod
     def unit_states(encoder_out: Dict[str, List[Tensor]]) -> Tensor:
