@@ -340,7 +340,11 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 # the same, the head reading the right frontier (--head-reads right-frontier)
                 "coordination-main-past-frontier":
                     "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "right frontier"}
+                    "right frontier",
+                # and the root's state added (--head-reads root-and-right-frontier)
+                "coordination-main-past-root-frontier":
+                    "lowercased leaves and past-tense main-clause coordinations, read at the "
+                    "root and the right frontier"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
