@@ -78,7 +78,7 @@ def test_the_stock_dictionary_is_padded_and_its_padding_is_no_class(stock):
 
 
 # each classifier on a stock layout, each layout by a classifier: the layout is the task's, read
-# the same whatever the model (the pairs' by the two heads, Tai et al.'s on either encoder)
+# the same whatever the model
 @pytest.mark.parametrize("corpus, arch", [
     ("two", MULTI_BRANCH), ("five", TREE_CLASSIFIER), ("five", TREE_ATTENTION),
     ("pairs", MULTI_BRANCH),

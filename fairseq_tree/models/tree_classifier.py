@@ -46,9 +46,9 @@ class TreeClassifierModel(BaseFairseqModel):
     The head is fairseq's ``RobertaClassificationHead`` (dense, activation, dropout, projection),
     the head of the ``roberta`` baseline, here applied to the root state instead of the first
     token (``--head-reads right-frontier``: an attention over the tree's right frontier, for
-    prefixes whose next word attaches there; ``root-and-right-frontier``: their sum); with ``every_unit`` it classifies every leaf and
-    node. Sentence pairs (``input1``)
-    meet in Tai et al.'s ``SentencePairClassificationHead``. Other tree encoders override
+    prefixes whose next word attaches there; ``root-and-right-frontier``: their sum); with
+    ``every_unit`` it classifies every leaf and node. Sentence pairs (``input1``) meet in Tai et
+    al.'s ``SentencePairClassificationHead``. Other tree encoders override
     ``build_encoder`` (and ``leaf_annotations`` for the per-leaf data they read); an encoder
     whose roots are not node 0 returns their columns as ``root_columns``.
     """
