@@ -242,13 +242,15 @@ def frontier_columns(net_input, row):
 
 @pytest.mark.parametrize("options, reads", [
     (["--arch", "tree_classifier_tiny"], "right-frontier"), (TREE_ATTENTION, "right-frontier"),
-    (TREE_ATTENTION, "root-and-right-frontier")],
-    ids=["hierarchical-accumulation", "rta", "rta-root-and-frontier"])
+    (TREE_ATTENTION, "root-and-right-frontier"),
+    (TREE_ATTENTION, "root-and-root-queried-right-frontier")],
+    ids=["hierarchical-accumulation", "rta", "rta-root-and-frontier", "rta-root-queried"])
 def test_the_head_can_read_the_right_frontier(corpora, options, reads):
     """--head-reads right-frontier: the head reads v^T tanh(W u + b)-attention over the last
     word and the nodes that end at it (the root among them; root-and-right-frontier: plus the
-    root's state), an example alone as in a padded batch; a dependency encoder, whose units have
-    no spans, is refused."""
+    root's state; root-and-root-queried-right-frontier: plus it, with v^T tanh(W u + U r + b)
+    queried by the root's state r), an example alone as in a padded batch; a dependency encoder,
+    whose units have no spans, is refused."""
     corpus = "word" if options[1] == "tree_classifier_tiny" else "subword"
     task, model = float64_model(corpora[corpus], options + ["--head-reads", reads])
     dataset, sample = task.dataset("test"), whole_split(task)
@@ -262,12 +264,15 @@ def test_the_head_can_read_the_right_frontier(corpora, options, reads):
             columns = frontier_columns(net_input, row)
             assert extra["root_columns"][row] in columns
             sizes.add(len(columns))
-            states = units[row, columns]
+            states, root = units[row, columns], units[row, extra["root_columns"][row]]
+            query = (attention.project_query.weight @ root if "queried" in reads
+                     else torch.zeros_like(attention.project.bias))
             scores = torch.stack([attention.score.weight[0] @ torch.tanh(
-                attention.project.weight @ state + attention.project.bias) for state in states])
+                attention.project.weight @ state + query + attention.project.bias)
+                for state in states])
             read = (torch.softmax(scores, 0).unsqueeze(1) * states).sum(0)
-            if reads == "root-and-right-frontier":
-                read = read + units[row, extra["root_columns"][row]]
+            if reads != "right-frontier":
+                read = read + root
             torch.testing.assert_close(logits[row], head(read.view(1, 1, -1))[0],
                                        rtol=0, atol=1e-10)
             alone, _ = model(**dataset.collater([dataset[int(sample["id"][row])]])["net_input"],

@@ -23,6 +23,9 @@ from fairseq_tree.models.sentence_pair_head import SentencePairClassificationHea
 from fairseq_tree.models.tree_encoder import TreeEncoder
 from fairseq_tree.modules.right_frontier import RightFrontierAttention, right_frontier_mask
 
+ROOT_QUERIED = "root-and-root-queried-right-frontier"
+HEAD_READS = ["root", "right-frontier", "root-and-right-frontier", ROOT_QUERIED]
+
 
 def rows_at(units: Tensor, columns: Tensor) -> Tensor:
     """B x T x C, B columns -> B x C: each example's row at its column."""
@@ -46,7 +49,8 @@ class TreeClassifierModel(BaseFairseqModel):
     The head is fairseq's ``RobertaClassificationHead`` (dense, activation, dropout, projection),
     the head of the ``roberta`` baseline, here applied to the root state instead of the first
     token (``--head-reads right-frontier``: an attention over the tree's right frontier, for
-    prefixes whose next word attaches there; ``root-and-right-frontier``: their sum); with
+    prefixes whose next word attaches there; ``root-and-right-frontier``: their sum;
+    ``root-and-root-queried-right-frontier``: the sum, the attention queried by the root); with
     ``every_unit`` it classifies every leaf and node. Sentence pairs (``input1``) meet in Tai et
     al.'s ``SentencePairClassificationHead``. Other tree encoders override
     ``build_encoder`` (and ``leaf_annotations`` for the per-leaf data they read); an encoder
@@ -61,12 +65,14 @@ class TreeClassifierModel(BaseFairseqModel):
         self.encoder = encoder
         self.classification_heads = nn.ModuleDict()
         self.frontier_attention = None
-        if getattr(args, "head_reads", "root") in ("right-frontier", "root-and-right-frontier"):
+        reads = getattr(args, "head_reads", "root")
+        if reads != "root":
             if getattr(encoder, "dependency", False):
-                raise ValueError(f"--head-reads {args.head_reads} reads constituency trees' node "
+                raise ValueError(f"--head-reads {reads} reads constituency trees' node "
                                  "spans; this encoder reads dependency heads")
-            self.frontier_attention = RightFrontierAttention(args.encoder_embed_dim,
-                                                             args.encoder_embed_dim)
+            self.frontier_attention = RightFrontierAttention(
+                args.encoder_embed_dim, args.encoder_embed_dim,
+                query_dim=args.encoder_embed_dim if reads == ROOT_QUERIED else None)
 
     @classmethod
     def add_args(cls, parser):
@@ -79,11 +85,12 @@ class TreeClassifierModel(BaseFairseqModel):
         parser.add_argument("--pair-hidden-dim", type=int, metavar="N",
                             help="hidden units of the sentence-pair head (Tai et al. 2015: 50)")
         parser.add_argument("--head-reads",
-                            choices=["root", "right-frontier", "root-and-right-frontier"],
+                            choices=HEAD_READS,
                             help="the state a tree's classification head reads: its root's, "
                                  "an attention over its right frontier (the nodes that end at "
                                  "its last word, and that word), where a prefix's next word "
-                                 "attaches, or the sum of the two")
+                                 "attaches, the sum of the two, or the sum with the attention "
+                                 "queried by the root's state")
 
     @classmethod
     def build_model(cls, args, task):
@@ -190,7 +197,8 @@ class TreeClassifierModel(BaseFairseqModel):
                       src_node_spans: Optional[Tensor]) -> Tensor:
         """B x C, the state a tree's head reads from its units' B x (N+M) x C: its root's row,
         or with ``--head-reads right-frontier`` the attention over its right frontier (with
-        ``root-and-right-frontier`` the two added)."""
+        ``root-and-right-frontier`` the two added; with ``root-and-root-queried-right-frontier``
+        the attention's query is the root's state)."""
         root = rows_at(units, roots)
         if self.frontier_attention is None:
             return root
@@ -198,8 +206,9 @@ class TreeClassifierModel(BaseFairseqModel):
             src_node_spans = src_tokens.new_zeros(src_tokens.size(0), 0, 2)
         mask = right_frontier_mask(src_tokens, src_node_spans, roots,
                                    self.encoder.dictionary.pad(), self.encoder.dictionary.eos())
-        frontier = self.frontier_attention(units, mask)
-        return root + frontier if self.args.head_reads == "root-and-right-frontier" else frontier
+        reads = self.args.head_reads
+        frontier = self.frontier_attention(units, mask, root if reads == ROOT_QUERIED else None)
+        return frontier if reads == "right-frontier" else root + frontier
 
     @staticmethod
     def unit_states(encoder_out: Dict[str, List[Tensor]]) -> Tensor:

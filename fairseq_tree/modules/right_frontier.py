@@ -8,8 +8,12 @@ took new ropes, and said to him, The Philistines": the root's subject is Delilah
 over the frontier lets the model choose the constituent, the root being one of them.
 
 This is the plugin's own choice (no paper here reads a frontier); the attention is Bahdanau's
-additive form with a learned query, e_j = v^T tanh(W u_j + b), as Recursive Tree Attention's.
+additive form, e_j = v^T tanh(W u_j + b) with a learned query as Recursive Tree Attention's, or
+e_j = v^T tanh(W u_j + U q + b) with a query q, the root's state: a unit's state holds its own
+span only, and the root's says which constituent the prefix continues.
 """
+
+from typing import Optional
 
 import torch
 import torch.nn.functional as F
@@ -35,16 +39,25 @@ def right_frontier_mask(src_tokens: Tensor, node_spans: Tensor, roots: Tensor, p
 
 class RightFrontierAttention(nn.Module):
     """One state per tree from its units' states: an additive attention over the units of its
-    right frontier (``right_frontier_mask``)."""
+    right frontier (``right_frontier_mask``), with a query of ``query_dim`` where it has one."""
 
-    def __init__(self, embed_dim: int, attention_dim: int):
+    def __init__(self, embed_dim: int, attention_dim: int, query_dim: Optional[int] = None):
         super().__init__()
         self.project = nn.Linear(embed_dim, attention_dim)
+        self.project_query = (nn.Linear(query_dim, attention_dim, bias=False)
+                              if query_dim is not None else None)
         self.score = nn.Linear(attention_dim, 1, bias=False)
 
-    def forward(self, units: Tensor, mask: Tensor) -> Tensor:
-        """B x U x C unit states, B x U frontier mask -> B x C."""
-        scores = self.score(torch.tanh(self.project(units))).squeeze(-1)
+    def forward(self, units: Tensor, mask: Tensor, query: Optional[Tensor] = None) -> Tensor:
+        """B x U x C unit states, B x U frontier mask (and a B x Q query where the attention was
+        built with one) -> B x C."""
+        if (query is None) != (self.project_query is None):
+            raise ValueError("RightFrontierAttention: a query is given exactly when the "
+                             "attention was built with query_dim")
+        hidden = self.project(units)
+        if query is not None:
+            hidden = hidden + self.project_query(query).unsqueeze(1)
+        scores = self.score(torch.tanh(hidden)).squeeze(-1)
         scores = scores.masked_fill(~mask, float("-inf"))
         # half-precision scores are normalised in float32; float64 ones stay float64
         weights = F.softmax(scores, dim=-1, dtype=torch.promote_types(scores.dtype, torch.float32))
