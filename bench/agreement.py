@@ -344,7 +344,12 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 # and the root's state added (--head-reads root-and-right-frontier)
                 "coordination-main-past-root-frontier":
                     "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier"}
+                    "root and the right frontier",
+                # the frontier's attention queried by the root's state
+                # (--head-reads root-and-root-queried-right-frontier)
+                "coordination-main-past-root-queried-frontier":
+                    "lowercased leaves and past-tense main-clause coordinations, read at the "
+                    "root and the right frontier queried by the root"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
