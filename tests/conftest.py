@@ -14,6 +14,14 @@ BIN = Path(sys.executable).parent
 BIBLE = ROOT / "tests" / "data" / "bible"
 # Subprocesses run the benchmarks as the package bench (python -m bench.NAME) from temporary folders.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+# Under pytest-xdist (scripts/test.sh) each worker takes its share of the cores, it and the
+# subprocesses it starts: two workers' torch thread pools on two cores would each wait on the other.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    import torch
+
+    _threads = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(_threads)
+    torch.set_num_threads(_threads)
 
 
 def bench_command(name):
