@@ -130,8 +130,8 @@ def lines_of(summary: dict) -> list[str]:
 
 def calls_table(report: dict, call: str) -> list[str]:
     """The figures of one device call of ``bench/results/gpu-calls.json`` (read from its logs, which
-    git keeps at the report's commit), a row each."""
-    commit = report["commit"][:7]
+    git keeps at the call's commit, or the report's), a row each."""
+    commit = report["calls"][call].get("commit", report["commit"])[:7]
     return markdown_table(
         ["figure", "value", f"read from (`git show {commit}:PATH`)"],
         [[f["what"], f["value"], ", ".join(f"`{s.strip()}`" for s in f["source"].split(","))]

@@ -52,7 +52,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import fairseq_tree
 
-from bench.report import load_average, machine
+from bench.report import load_average, machine, markdown_table
 from bench.training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, fresh, run_benchmark, train_argv,
 )
@@ -333,6 +333,37 @@ def printed(report) -> list:
                      f"{tree['tree_specific']['operators']:>9} {half_scatters:>21} "
                      f"{len(tree['tree_forward_host_reads']):>11}")
     return lines
+
+
+# The tree path's index operators (hierarchical accumulation and embeddings), in the profiler's
+# names; the Transformer calls some of them too (its loss's gather).
+INDEX_KERNEL_OPERATORS = ("aten::gather", "aten::scatter_add_", "aten::scatter_add",
+                          "aten::index_add_", "aten::index_add", "aten::index_put_")
+
+
+def kernel_milliseconds(cuda: dict) -> tuple[float, float]:
+    """The kernel time of one update over the aten operators (each kernel counted once, under the
+    operator that launched it: the profiler's other rows, the kernels by name and the annotated
+    ranges, hold the same time again), and that of the index operators among them."""
+    rows = cuda["by_operator_ms"]
+    return (sum(ms for name, ms in rows.items() if name.startswith("aten::")),
+            sum(rows.get(name, 0.0) for name in INDEX_KERNEL_OPERATORS))
+
+
+def kernel_time_table(report) -> list:
+    """RESULTS' table of ``--kernel-times``: a size and precision a row, each model's CUDA kernel
+    time of one update of the batch, the ratio, and the gathers' and scatters' share of it."""
+    rows = []
+    for key, cell in report["results"].items():
+        if "cuda" not in cell["tree2seq"]:
+            continue
+        (tree, tree_index), (plain, plain_index) = (kernel_milliseconds(cell[name]["cuda"])
+                                                    for name in MODELS)
+        rows.append([key, cell["sentences"], f"{tree:.2f}", f"{plain:.2f}", f"{tree / plain:.3f}x",
+                     f"{tree_index:.3f}", f"{plain_index:.3f}"])
+    return markdown_table(
+        ["size and precision", "sentences", "tree2seq kernel ms", "Transformer kernel ms", "ratio",
+         "gather / scatter / index_add ms, tree2seq", "the same, Transformer"], rows)
 
 
 def fenced_table(report) -> list:

@@ -209,6 +209,22 @@ def test_training_benchmark_compares_the_same_batches(tmp_path, capsys, monkeypa
     assert calls["plans"] == calls["tree updates"] == 2 * 2 + 1 + 2 + 2  # timed, peak, FLOPs, profile
 
 
+def test_kernel_time_table_counts_each_kernel_once_under_its_operator():
+    """--kernel-times' table sums the aten operators' self time (the kernels by name and the
+    annotated ranges hold the same time again) and the gathers' and scatters'; a cell measured
+    without kernel times (the CPU) has no row."""
+    def cell(tree_rows, plain_rows):
+        return {"sentences": 4, "tree2seq": {"cuda": {"by_operator_ms": tree_rows}},
+                "transformer": {"cuda": {"by_operator_ms": plain_rows}}}
+    report = {"results": {
+        "iwslt fp16": cell({"forward": 9.0, "aten::mm": 2.0, "aten::gather": 0.5,
+                            "aten::index_add_": 0.25, "sm90_gemm": 2.0},
+                           {"forward": 7.0, "aten::mm": 1.5, "aten::gather": 0.1, "sm90_gemm": 1.5}),
+        "iwslt float32": {"sentences": 4, "tree2seq": {}, "transformer": {}}}}
+    lines = operator_account.kernel_time_table(report)
+    assert lines[2:] == ["| iwslt fp16 | 4 | 2.75 | 1.60 | 1.719x | 0.750 | 0.100 |"]
+
+
 def test_operator_account_of_one_update_at_the_iwslt_size(tmp_path):
     """bench/operator_account.py at the paper's IWSLT size, in float32 and as
     --memory-efficient-fp16 runs on the CPU: one whole update of tree2seq in float32 dispatches at
