@@ -193,6 +193,21 @@ def end_to_end_table(report: dict) -> list[str]:
                         f"{report['machine']['load_average'][0]:.2f}"]
 
 
+def fp16_losses_table(report: dict, fp32: str, tolerance: float = 0.01) -> list[str]:
+    """fairseq-train's training losses in fp16 (``report``) against float32 (the report at
+    ``fp32``, a path from the repository's root), the same commands: a model a row."""
+    full = json.loads((Path(__file__).resolve().parents[1] / fp32).read_text(encoding="utf-8"))
+    rows = []
+    for name, r in half_precision(report, full, tolerance).items():
+        worst = r["largest_relative_difference"]
+        rows.append([name, f"{r['updates'][0]}-{r['updates'][-1]}",
+                     "-" if worst is None else f"{100 * worst:.2f}%",
+                     "yes" if r["all_finite"] else "no",
+                     f"{'yes' if r['within_tolerance'] else 'no'} ({100 * tolerance:g}%)"])
+    return markdown_table(["model", "logged updates", "largest relative difference", "all finite",
+                           "within tolerance"], rows)
+
+
 def sweep_table(report: dict) -> list[str]:
     """bench/training.py --max-tokens-sweep: the largest batch tried and whether every size fit."""
     rows = []
