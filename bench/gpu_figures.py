@@ -94,13 +94,7 @@ def lines_of(summary: dict) -> list[str]:
         lines.append(text)
     for tokens, quality in summary.get("fp16_quality", {}).items():
         lines += [f"\nfp16 against float32 at --max-tokens {tokens}, training loss at each log "
-                  "line:", "| model | updates | largest relative difference | finite | within "
-                  "tolerance |", "|---|---|---|---|---|"]
-        for name, r in quality.items():
-            worst = r["largest_relative_difference"]
-            lines.append(f"| {name} | {r['updates'][0]}-{r['updates'][-1]} | "
-                         f"{'-' if worst is None else f'{100 * worst:.2f}%'} | {r['all_finite']} | "
-                         f"{r['within_tolerance']} |")
+                  "line:", *quality_table(quality)]
     if "sweep" in summary:
         lines += ["\nlargest --max-tokens (peak GiB of one update of the largest batch):"]
         for name in MODELS:
@@ -193,19 +187,24 @@ def end_to_end_table(report: dict) -> list[str]:
                         f"{report['machine']['load_average'][0]:.2f}"]
 
 
+def quality_table(quality: dict, tolerance: float | None = None) -> list[str]:
+    """``half_precision``'s comparison, a model a row (the tolerance in the header where given)."""
+    within = "within tolerance" + ("" if tolerance is None else f" ({100 * tolerance:g}%)")
+    rows = []
+    for name, r in quality.items():
+        worst = r["largest_relative_difference"]
+        rows.append([name, f"{r['updates'][0]}-{r['updates'][-1]}",
+                     "-" if worst is None else f"{100 * worst:.2f}%",
+                     "yes" if r["all_finite"] else "no", "yes" if r["within_tolerance"] else "no"])
+    return markdown_table(["model", "logged updates", "largest relative difference", "all finite",
+                           within], rows)
+
+
 def fp16_losses_table(report: dict, fp32: str, tolerance: float = 0.01) -> list[str]:
     """fairseq-train's training losses in fp16 (``report``) against float32 (the report at
     ``fp32``, a path from the repository's root), the same commands: a model a row."""
     full = json.loads((Path(__file__).resolve().parents[1] / fp32).read_text(encoding="utf-8"))
-    rows = []
-    for name, r in half_precision(report, full, tolerance).items():
-        worst = r["largest_relative_difference"]
-        rows.append([name, f"{r['updates'][0]}-{r['updates'][-1]}",
-                     "-" if worst is None else f"{100 * worst:.2f}%",
-                     "yes" if r["all_finite"] else "no",
-                     f"{'yes' if r['within_tolerance'] else 'no'} ({100 * tolerance:g}%)"])
-    return markdown_table(["model", "logged updates", "largest relative difference", "all finite",
-                           "within tolerance"], rows)
+    return quality_table(half_precision(report, full, tolerance), tolerance)
 
 
 def sweep_table(report: dict) -> list[str]:

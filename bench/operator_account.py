@@ -35,11 +35,10 @@ runs under ``torch.autocast("cpu", float16)`` in place of CUDA's autocast, which
 trainer turns on only on a GPU (the CPU's autocast lists differ from CUDA's a little). With
 ``--kernel-times`` on CUDA, torch.profiler's CUDA time of each operator over ``--profile-updates``
 more updates is added (the same sentences, the clock not started until they are on the device):
-each row's self time (the kernels by name, the aten operators that launched them and the
-annotated ranges, so a kernel's time stands in two or three rows), and the update's kernel time,
-each kernel counted once under its aten operator (``kernel_ms``; ``index_kernel_ms`` the
-gathers' and scatters'). ``bench/results/operator-account-cuda-h200.json`` holds ``total_ms``
-instead, the sum of every row: ``kernel_time_table`` sums its operators' rows again.
+each row's self time, where a kernel's time stands in two or three rows (the kernel by name, the
+aten operator that launched it, the annotated ranges); ``kernel_time_table`` counts it once, under
+its aten operator. (``bench/results/operator-account-cuda-h200.json`` also holds ``total_ms``,
+the sum of every row, which counted it two or three times.)
 """
 
 import argparse
@@ -290,9 +289,7 @@ def kernel_times(setup, batch, updates: int) -> dict:
         torch.cuda.synchronize()
     rows = [e for e in profiler.key_averages() if e.self_device_time_total > 0]
     rows.sort(key=lambda e: -e.self_device_time_total)
-    cuda = {"by_operator_ms": {e.key: e.self_device_time_total / 1000 / updates for e in rows}}
-    cuda["kernel_ms"], cuda["index_kernel_ms"] = kernel_milliseconds(cuda)
-    return cuda
+    return {"by_operator_ms": {e.key: e.self_device_time_total / 1000 / updates for e in rows}}
 
 
 def run(args, data_bin: str) -> dict:
