@@ -349,7 +349,11 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 # (--head-reads root-and-root-queried-right-frontier)
                 "coordination-main-past-root-queried-frontier":
                     "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier queried by the root"}
+                    "root and the right frontier queried by the root",
+                # the same at twice the config's width (d 128, FFN 256)
+                "coordination-main-past-root-queried-frontier-d128":
+                    "lowercased leaves and past-tense main-clause coordinations, read at the "
+                    "root and the right frontier queried by the root, d 128"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
