@@ -12,8 +12,8 @@
 #
 # Job list (JOBS): bench/parallel_jobs.py runs its NAME<TAB>COMMAND lines SLOTS at a time (default
 # 16); the commands write under res/ (RESULTS), packed into $OUT/res.tgz without the *.pt files,
-# each of which (at most 16 MiB) comes back on its own as $OUT/NAME.pt; the driver's log and JSON
-# are res/driver.log and res/jobs.json. STAGE may come with JOBS (staged first).
+# each of which (at most 16 MiB) comes back on its own as $OUT/NAME.pt, as last written (a run cut
+# off can be resumed elsewhere); the driver's log and JSON are res/driver.log and res/jobs.json. STAGE may come with JOBS (staged first).
 #
 # Figure steps (STEPS): tree2seq at the paper's IWSLT size (tree2seq_iwslt_de_en against
 # fairseq's transformer_iwslt_de_en on the leaves, configs/iwslt13-en-fr.yaml) on the quickstart's
@@ -73,7 +73,8 @@ pack() {
   if [ -n "${JOBS:-}" ]; then  # a job list's checkpoints come back one file each
     find "$res" -name '*.pt' -size -16M | while read -r pt; do
       name=${pt#"$res"/}; name=${name//\//.}
-      [ -e "$out/$name" ] || cp "$pt" "$out/$name"
+      # a checkpoint written again (checkpoint_last.pt) comes back as its latest
+      [ "$pt" -nt "$out/$name" ] && cp "$pt" "$out/$name.part" && mv "$out/$name.part" "$out/$name"
     done
     tar czf "$out/res.tgz.part" --exclude='*.pt' -C "$(dirname "$res")" "$(basename "$res")" \
       && mv "$out/res.tgz.part" "$out/res.tgz"
