@@ -701,10 +701,12 @@ def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
 
 def test_device_job_list_dry_run_on_the_cpu(tmp_path):
     """bench/device.sh with JOBS: the list runs through bench/parallel_jobs.py under the deadline,
-    res/ comes back packed without its checkpoints, each checkpoint on its own."""
+    res/ comes back packed without its checkpoints, each checkpoint on its own, as last written:
+    the packer (every 15 s) has copied the first version before the job writes the second."""
     jobs = tmp_path / "jobs.tsv"
     jobs.write_text("# a comment\nwrite\tmkdir -p $RES/keep && echo x > $RES/keep/run.best.pt "
-                    "&& echo done > $RES/done.txt\nfail\texit 3\n")
+                    "&& echo done > $RES/done.txt\nfail\texit 3\n"
+                    "rewrite\techo 1 > $RES/last.pt && sleep 20 && echo 2 > $RES/last.pt\n")
     results, out = tmp_path / "res", tmp_path / "out"
     proc = subprocess.run(
         ["bash", str(ROOT / "bench" / "device.sh")], capture_output=True, text=True, timeout=300,
@@ -713,8 +715,10 @@ def test_device_job_list_dry_run_on_the_cpu(tmp_path):
                  MIN_SECONDS="0"))
     assert proc.returncode == 0, proc.stderr
     report = json.loads((results / "jobs.json").read_text())
-    assert {job["name"]: job["returncode"] for job in report["finished"]} == {"write": 0, "fail": 3}
+    assert {job["name"]: job["returncode"] for job in report["finished"]} == {
+        "write": 0, "fail": 3, "rewrite": 0}
     assert (out / "keep.run.best.pt").read_text() == "x\n"
+    assert (out / "last.pt").read_text() == "2\n"
     listing = subprocess.run(["tar", "tzf", str(out / "res.tgz")], capture_output=True,
                              text=True).stdout.split()
     assert "res/done.txt" in listing and "res/jobs.json" in listing
