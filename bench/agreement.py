@@ -353,7 +353,13 @@ SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "fla
                 # the same at twice the config's width (d 128, FFN 256)
                 "coordination-main-past-root-queried-frontier-d128":
                     "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier queried by the root, d 128"}
+                    "root and the right frontier queried by the root, d 128",
+                # and at a third of the config's peak learning rate (--lr 0.003)
+                "coordination-main-past-root-queried-frontier-d128-lr003":
+                    "lowercased leaves and past-tense main-clause coordinations, read at the "
+                    "root and the right frontier queried by the root, d 128, lr 0.003",
+                # the defaults (no made coordinations, the root's head) at that width and rate
+                "lowercase-d128-lr003": "lowercased leaves, d 128, lr 0.003"}
 MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
                "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
                "roberta"]
