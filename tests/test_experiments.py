@@ -212,6 +212,24 @@ def test_agreement_config_holds_the_papers_sva_settings_for_every_encoder():
         assert exp.paper_accuracy is None and exp.data_bin == "data-bin/agreement"
 
 
+def test_agreement_coordinations_model_is_the_measured_setting():
+    """The config's model for coordinated verbs trains with the flags of the job list whose
+    3 seeds bench/RESULTS.md reports, over the config's Recursive Tree Attention, and nothing
+    else differs."""
+    jobs = (ROOT / "bench" / "jobs"
+            / "agreement-coordination-past-root-queried-frontier-d128-lr003-cpu.tsv")
+    line = next(line for line in jobs.read_text().splitlines()
+                if "\t" in line and not line.startswith("#"))
+    extra = re.search(r"bench\.sentiment .*? -- (.*?);", line).group(1).split()
+    measured = {name[2:]: value for name, value in zip(extra[::2], extra[1::2], strict=True)}
+    base = load_experiment(CONFIGS, "agreement", "recursive_tree_attention_classifier").train
+    exp = load_experiment(CONFIGS, "agreement", "recursive_tree_attention_classifier-coordinations")
+    assert {name: str(exp.train[name]) for name in measured} == measured
+    assert {k: v for k, v in exp.train.items() if k not in measured} == \
+        {k: v for k, v in base.items() if k not in measured}
+    assert measured["head-reads"] == "root-and-root-queried-right-frontier"
+
+
 def test_recursive_encoder_configs_hold_their_papers_settings(tmp_path):
     """Ahmed et al.'s CTT on SST-2 and the pair tasks (Adagrad 2e-4, 300-d, its ablations and
     numbers); Recursive Tree Attention on SST-5, SST-2 and IMDB (10,000 steps; batches of 256
