@@ -13,7 +13,8 @@
 # Job list (JOBS): bench/parallel_jobs.py runs its NAME<TAB>COMMAND lines SLOTS at a time (default
 # 16); the commands write under res/ (RESULTS), packed into $OUT/res.tgz without the *.pt files,
 # each of which (at most 16 MiB) comes back on its own as $OUT/NAME.pt, as last written (a run cut
-# off can be resumed elsewhere); the driver's log and JSON are res/driver.log and res/jobs.json. STAGE may come with JOBS (staged first).
+# off can be resumed elsewhere); the driver's log and JSON are res/driver.log and res/jobs.json.
+# STAGE may come with JOBS (staged first).
 #
 # Figure steps (STEPS): tree2seq at the paper's IWSLT size (tree2seq_iwslt_de_en against
 # fairseq's transformer_iwslt_de_en on the leaves, configs/iwslt13-en-fr.yaml) on the quickstart's
