@@ -26,7 +26,8 @@
 #   bash bench/jobs/score-agreement.sh coordination WHICH OUT.json   # valid, test, test1-test5
 #   bash bench/jobs/score-agreement.sh coordination-effect WHICH MODEL OUT.json  # rta, roberta
 # Any other recipe of the same examples the same way, by its name NAME (runs/data-agr-NAME,
-# NAME.MODEL.sSEED.json: past-tense, bench/jobs/agreement-past-tense-cpu.tsv's):
+# NAME.MODEL.sSEED.json: past-tense, bench/jobs/agreement-past-tense-cpu.tsv's; every model's
+# but roberta, whose baseline runs are CASE=lowercase's):
 #   bash bench/jobs/score-agreement.sh recipe NAME OUT.json
 #   bash bench/jobs/score-agreement.sh recipe-effect NAME MODEL OUT.json
 # (against another recipe's runs of the same examples instead of CASE=lowercase's: BASELINE=NAME)
@@ -73,8 +74,10 @@ elif [ "${1:-}" = case ] || [ "${1:-}" = coordination ] || [ "${1:-}" = recipe ]
           --split test5)
   if [ "$recipe" = lowercase ]; then
     add_reports bench/results/agreement-case-runs/lowercase.*.s[0-9].json
-  else  # the tree model's runs, roberta's of CASE=lowercase alone (the same test examples)
-    add_reports bench/results/agreement-case-runs/"$recipe".rta.s[0-9].json
+  else  # the tree models' runs, roberta's of CASE=lowercase alone (the same test examples)
+    for report in bench/results/agreement-case-runs/"$recipe".*.s[0-9].json; do
+      case $report in *.roberta.s[0-9].json) ;; *) add_reports "$report" ;; esac
+    done
     for seed in 1 2 3; do
       args+=(--results "roberta:$seed=bench/results/agreement-case-runs/lowercase.roberta.s$seed.json")
     done
