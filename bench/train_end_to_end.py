@@ -151,6 +151,54 @@ def time_per_update(records: list[dict], warmup: int, ends: dict | None = None) 
             "target_tokens_per_second": targets / seconds if seconds else None}
 
 
+def first_epoch_end(records: list[dict]) -> int | None:
+    """The update at which the first epoch ended (its ``train`` line), or None if it did not."""
+    return next((int(r["num_updates"]) for r in records
+                 if r["kind"] == "train" and int(r["epoch"]) == 1), None)
+
+
+def log_intervals(records: list[dict], ends: dict | None = None) -> list[dict]:
+    """fairseq's train_inner lines as intervals: the updates after the line before up to this
+    one, their seconds (from ``ends`` where given, else the interval's updates over fairseq's
+    ``ups``, which is logged per interval with two decimals where ``wall`` has whole seconds),
+    target tokens (``wpb``) and sentences (``bsz``). train_inner's meters are reset at each line,
+    not at an epoch's end: an interval may hold the end of one epoch and the start of the next."""
+    intervals, before = [], 0
+    for r in records:
+        if r["kind"] != "train_inner":
+            continue
+        update = int(r["num_updates"])
+        count = update - before
+        seconds = (ends[update] - ends[before] if ends and before in ends and update in ends
+                   else count / float(r["ups"]))
+        intervals.append({"from": before, "to": update, "seconds": seconds,
+                          "target_tokens": float(r["wpb"]) * count,
+                          "sentences": float(r["bsz"]) * count})
+        before = update
+    return intervals
+
+
+def phase_times(records: list[dict], warmup: int, ends: dict | None = None) -> dict:
+    """The cost of a run in two parts: the first epoch from update ``warmup`` (warm-up: data
+    loading, caches, on a GPU per-shape set-up) and every update after the first epoch, each
+    over the log intervals wholly inside it (``log_intervals``): ms an update, target tokens a
+    second and sentences an update. Without a second epoch, ``after_first_epoch`` is None."""
+    end = first_epoch_end(records)
+    intervals = log_intervals(records, ends)
+    phases = {"first_epoch": [i for i in intervals
+                              if i["from"] >= warmup and (end is None or i["to"] <= end)],
+              "after_first_epoch": [i for i in intervals if end is not None and i["from"] >= end]}
+    result = {"first_epoch_ends_at": end}
+    for name, part in phases.items():
+        seconds, updates = sum(i["seconds"] for i in part), sum(i["to"] - i["from"] for i in part)
+        result[name] = None if not updates else {
+            "from_update": part[0]["from"], "to_update": part[-1]["to"],
+            "ms_per_update": 1000 * seconds / updates,
+            "target_tokens_per_second": sum(i["target_tokens"] for i in part) / seconds,
+            "sentences_per_update": sum(i["sentences"] for i in part) / updates}
+    return result
+
+
 def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
     """One training run: fairseq's log records, and its whole wall time (start-up included)."""
     records, seconds, _, _ = run_measured(cmd, profile)
@@ -293,6 +341,7 @@ def measure(args, cmds: dict) -> dict:
             records, seconds, ends, peak = run_measured(cmds[name], measured=True)
             logs.setdefault(name, records)
             runs[name].append({**time_per_update(records, args.warmup, ends),
+                               "phases": phase_times(records, args.warmup, ends),
                                "process_seconds": round(seconds, 2),
                                **({"peak_gib": round(peak, 3)} if peak is not None else {})})
             print(f"{name} run {repeat + 1}: {1000 * runs[name][-1]['seconds_per_update']:.1f} "
@@ -479,6 +528,62 @@ def token_matched_table(report: dict) -> list:
     header = ["model", "ms/update, runs", "median", *([gflop] if floor else []),
               "tree2seq's time over it", *(["tree2seq's FLOPs over it"] if floor else [])]
     return markdown_table(header, rows)
+
+
+def run_phases(report: dict, name: str) -> dict:
+    """A model's ``phase_times``, the median over its runs (reports made before runs stored
+    them: from the first run's log lines, kept in ``logs``)."""
+    runs = [r["phases"] for r in report["runs"][name] if "phases" in r]
+    if not runs:
+        runs = [phase_times(report["logs"][name], int(report["settings"]["warmup"]))]
+    result = {"first_epoch_ends_at": runs[0]["first_epoch_ends_at"], "runs": len(runs)}
+    for phase in ("first_epoch", "after_first_epoch"):
+        parts = [r[phase] for r in runs if r[phase]]
+        result[phase] = parts and {key: statistics.median(p[key] for p in parts)
+                                   for key in parts[0] if key not in ("from_update", "to_update")}
+        if parts:
+            result[phase].update(from_update=parts[0]["from_update"],
+                                 to_update=parts[0]["to_update"])
+    return result
+
+
+def precision_of(report: dict) -> str:
+    """The precision flag of a report's runs, or float32."""
+    flags = [f for f in shlex.split(report["settings"].get("train_args", "")) if f in
+             PRECISION_FLAGS]
+    return flags[0].lstrip("-") if flags else "float32"
+
+
+def phases_table(report: dict, others: str | None = None) -> list:
+    """What a run costs, warm-up apart (``phase_times``): per report (this one, then those at
+    ``others``, comma-separated paths from the repository root) and model, ms an update in the
+    first epoch and after it, and after it target tokens a second and sentences an update; then
+    tree2seq over the Transformer after the first epoch, an update and a target token."""
+    rows, ratios = [], []
+    for each in [report] + other_reports(others):
+        precision, phases = precision_of(each), {name: run_phases(each, name) for name in MODELS}
+        for name in MODELS:
+            first, after = phases[name]["first_epoch"], phases[name]["after_first_epoch"]
+            rows.append([precision, name, str(phases[name]["first_epoch_ends_at"] or "-"),
+                         f"{first['ms_per_update']:.1f} ({first['from_update']}-"
+                         f"{first['to_update']})" if first else "-",
+                         f"{after['ms_per_update']:.1f} ({after['from_update']}-"
+                         f"{after['to_update']})" if after else "-",
+                         f"{after['target_tokens_per_second']:,.0f}" if after else "-",
+                         f"{after['sentences_per_update']:.1f}" if after else "-",
+                         str(phases[name]["runs"])])
+        tree, plain = (phases[name]["after_first_epoch"] for name in MODELS)
+        if tree and plain:
+            ratios.append(f"{precision}: tree2seq / Transformer after the first epoch "
+                          f"{tree['ms_per_update'] / plain['ms_per_update']:.3f}x an update, "
+                          f"{plain['target_tokens_per_second'] / tree['target_tokens_per_second']:.3f}x"
+                          f" a target token")
+    lines = markdown_table(["precision", "model", "first epoch ends at update",
+                            "first epoch, ms / update (updates)",
+                            "after it, ms / update (updates)", "after it, target tokens / s",
+                            "after it, sentences / update", "runs"], rows)
+    return lines + [""] + [f"{line};" if i < len(ratios) - 1 else f"{line}."
+                           for i, line in enumerate(ratios)]
 
 
 def sources_table(report: dict, others: str | None = None) -> list:

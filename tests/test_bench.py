@@ -400,6 +400,34 @@ def test_end_to_end_time_is_read_from_fairseqs_json_log():
     assert train_end_to_end.batches_match_log([tuple(range(64))] * 30, records) == (2, 3)
 
 
+def test_end_to_end_phases_keep_the_first_epoch_apart():
+    """The first epoch (from --warmup) and the updates after it, each over the log intervals
+    wholly inside it: from each update's end where known, else from fairseq's per-interval ups;
+    an interval across the epoch's end counts in neither."""
+    line = "2026-12-02 00:00:00 | INFO | {} | {}"
+    inner = '{{"epoch": {}, "num_updates": "{}", "ups": "{}", "bsz": "{}", "wpb": "{}"}}'
+    records = train_end_to_end.log_records("\n".join([
+        line.format("train_inner", inner.format(1, 10, 1.0, 60, 1000)),
+        line.format("train_inner", inner.format(1, 20, 2.0, 64, 1200)),
+        line.format("train", '{"epoch": 1, "num_updates": "25"}'),
+        line.format("train_inner", inner.format(2, 30, 5.0, 50, 900)),
+        line.format("train_inner", inner.format(2, 40, 10.0, 70, 1100)),
+        line.format("train_inner", inner.format(2, 50, 10.0, 30, 700))]))
+    phases = train_end_to_end.phase_times(records, warmup=10)
+    assert phases["first_epoch_ends_at"] == 25
+    assert phases["first_epoch"] == {"from_update": 10, "to_update": 20, "ms_per_update": 500.0,
+                                     "target_tokens_per_second": 1200 * 10 / 5,
+                                     "sentences_per_update": 64.0}
+    assert phases["after_first_epoch"] == {
+        "from_update": 30, "to_update": 50, "ms_per_update": 100.0,
+        "target_tokens_per_second": (1100 + 700) * 10 / 2, "sentences_per_update": 50.0}
+    ends = {update: 0.2 * update for update in (10, 20, 30, 40, 50)}
+    assert train_end_to_end.phase_times(records, 10, ends)["after_first_epoch"][
+        "ms_per_update"] == pytest.approx(200.0)
+    one_epoch = [r for r in records if r["epoch"] == 1]
+    assert train_end_to_end.phase_times(one_epoch, 0)["after_first_epoch"] is None
+
+
 def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_batches(tmp_path):
     """bench/train_end_to_end.py at a toy size: the config's real training command for both
     models, times from fairseq's JSON log, the floor on the batches those updates trained on
@@ -421,6 +449,8 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
     for name in train_end_to_end.MODELS:
         (run,) = report["runs"][name]
         assert (run["from_update"], run["to_update"]) == (4, 14)
+        # the toy data's epochs are a few updates long: a second epoch is always reached
+        assert run["phases"]["first_epoch_ends_at"] < 14 and run["phases"]["after_first_epoch"]
         # fairseq's clocks tick in whole seconds, which ten toy updates may not reach
         assert run["train_wall_per_update"] >= 0 and run["seconds_per_update"] >= 0
     assert report["batch_sizes_as_logged"] == "7 of 7 log intervals"
