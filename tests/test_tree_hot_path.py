@@ -12,7 +12,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import fairseq_tree.modules.source_tree as source_tree
 from fairseq_tree.modules.tree_attention import TreeCrossAttention
-from model_helpers import build_model, collate, random_examples, tree_dictionary
+from model_helpers import build_model, collate, count_memory_builds, random_examples, tree_dictionary
 
 from bench.operator_account import host_reads  # (what would wait for a GPU)
 
@@ -175,10 +175,8 @@ def test_beam_search_keeps_one_memory_per_sentence(dictionary, monkeypatch):
     model = build_model(dictionary).double().eval()
     batch = collate(random_examples(random.Random(15), dictionary, 5), dictionary)
     hook = prefer_eos(model, dictionary, 4.0)
-    rows, orders = [], []
-    build, reorder = TreeCrossAttention.source_memory, TreeCrossAttention.reorder_incremental_state
-    monkeypatch.setattr(TreeCrossAttention, "source_memory",
-                        lambda self, tree: rows.append(tree.spans.size(0)) or build(self, tree))
+    rows, orders = count_memory_builds(monkeypatch), []
+    reorder = TreeCrossAttention.reorder_incremental_state
     monkeypatch.setattr(TreeCrossAttention, "reorder_incremental_state",
                         lambda self, state, order: orders.append(order.numel())
                         or reorder(self, state, order))

@@ -7,9 +7,12 @@ import pytest
 import torch
 from fairseq.sequence_generator import SequenceGenerator
 
+from fairseq_tree.models import tree_decoder
 from fairseq_tree.modules.source_tree import SourceTree
 from fairseq_tree.modules.tree_attention import HierarchicalEmbedding, TreeCrossAttention
-from model_helpers import build_model, collate, random_examples, tree_dictionary
+from model_helpers import (
+    build_model, collate, count_memory_builds, random_examples, tree_dictionary,
+)
 from tree_reference import literal_self_attention_visibility, padded_batch, random_spans
 
 
@@ -136,18 +139,6 @@ def test_a_batch_without_trees_is_a_clear_error(dictionary):
     batch = collate(random_examples(random.Random(14), dictionary, 2), dictionary)
     with pytest.raises(ValueError, match="--tree-input tree"):
         model.encoder(batch["net_input"]["src_tokens"], batch["net_input"]["src_lengths"])
-
-
-def count_memory_builds(monkeypatch):
-    calls = []
-    original = TreeCrossAttention.source_memory
-
-    def counted(self, tree):
-        calls.append(tree.spans.size(0))
-        return original(self, tree)
-
-    monkeypatch.setattr(TreeCrossAttention, "source_memory", counted)
-    return calls
 
 
 def test_cached_beam_search_equals_recomputation(dictionary, monkeypatch):
@@ -287,3 +278,34 @@ def test_batch_without_nodes_trains_and_translates():
     generator = SequenceGenerator([model.eval()], dictionary, beam_size=2, max_len_b=3)
     hypotheses = generator.forward({"net_input": batch["net_input"]})
     assert len(hypotheses) == len(words) and all(len(h) == 2 for h in hypotheses)
+
+
+@pytest.mark.parametrize("options", [{}, {"no_hier_embed": True},
+                                     {"released_accumulation": True},
+                                     {"cross_attention_nodes_only": True}])
+def test_decoder_memories_made_together_equal_each_layers_own(dictionary, options):
+    """The decoder makes every layer's cross-attention memory in one product and one
+    accumulation (``shared_source_memories``): each equals what the layer makes alone, and their
+    gradients reach every layer's parameters."""
+    torch.manual_seed(0)
+    model = build_model(dictionary, decoder_layers=3, **options).double()
+    batch = collate(random_examples(random.Random(21), dictionary, 5), dictionary)
+    encoder_out = encode(model, batch)
+    paths = encoder_out["src_embedding_paths"]
+    tree = SourceTree.from_batch(
+        encoder_out["encoder_padding_mask"][0], encoder_out["src_node_spans"][0],
+        paths[0] if paths else None, leaves=encoder_out["encoder_out"][0],
+        nodes=encoder_out["encoder_nodes"][0])
+    attentions = [layer.encoder_attn for layer in model.decoder.layers]
+    shared = tree_decoder.shared_source_memories(attentions, tree, incremental=False)
+    assert list(shared) == attentions
+    for attention in attentions:
+        own = attention.source_memory(tree)
+        for name in ("prev_key", "prev_value", "key_mask"):
+            torch.testing.assert_close(shared[attention][name], own[name], rtol=1e-12, atol=1e-12)
+    sum(m["prev_value"].sum() + m["prev_key"].sum() for m in shared.values()).backward()
+    for attention in attentions:
+        for name, parameter in attention.named_parameters():
+            if name.startswith(("q_proj", "out_proj")):
+                continue  # the queries' side: not in the memory
+            assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name

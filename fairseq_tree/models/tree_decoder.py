@@ -9,6 +9,7 @@ from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.models.tree2seq_config import Tree2SeqConfig
 from fairseq_tree.models.tree_encoder import wrap_layer
 from fairseq_tree.modules.source_tree import SourceTree
+from fairseq_tree.modules.tree_attention import shared_source_memories
 from fairseq_tree.modules.tree_transformer_layer import TreeDecoderLayer
 
 
@@ -48,6 +49,10 @@ class TreeDecoder(TransformerDecoderBase):
             paths[0] if paths else None, *mapping,
             leaves=encoder_out["encoder_out"][0], nodes=encoder_out["encoder_nodes"][0],
         )
+        attentions = [layer.encoder_attn for layer in self.layers]
+        if attentions and not attentions[0].has_source_memory(incremental_state):
+            tree.cross_memories = shared_source_memories(attentions, tree,
+                                                         incremental_state is not None)
         return self.extract_features_scriptable(
             prev_output_tokens, {"encoder_out": [tree], "encoder_padding_mask": []},
             incremental_state, full_context_alignment, alignment_layer, alignment_heads,

@@ -247,7 +247,9 @@ def accumulate_values(plan: AccumulationPlan, values: Tensor, weights: Tensor,
             them, for weights from anywhere).
         table: 2 x K x e/2, the rows of E^v and those of E^h (``embedding_weights``), or None.
             d/G must be a multiple of e: [E^v_a ; E^h_b] is added to every e-wide slice of the
-            values, which is how the embeddings are shared across attention heads.
+            values, which is how the embeddings are shared across attention heads. Or
+            S x 2 x K x e/2, S tables, each for G/S consecutive groups (attentions of S layers
+            accumulated together, each with its own E).
     Returns:
         B x M x d; rows of padded nodes are 0.
     """
@@ -267,10 +269,16 @@ def accumulate_values(plan: AccumulationPlan, values: Tensor, weights: Tensor,
         if plan.embedding_index is None:
             raise ValueError("the accumulation plan was built without embedding rows")
         gamma = embedding_weights(alpha, plan.embedding_index).to(dtype)
-        half = table.size(-1)  # e / 2
-        embedded = torch.bmm(gamma, table.to(dtype))  # 2 x (B G M) x e/2
-        embedded = embedded.view(2, batch * groups, num_nodes, 1, half).permute(1, 2, 3, 0, 4)
-        slices = out.view(batch * groups, num_nodes, width // groups // (2 * half), 2, half)
+        tables = table.view(-1, *table.shape[-3:])  # S x 2 x K x e/2
+        count, rows, half = tables.size(0), tables.size(2), tables.size(3)
+        # each table's groups in one product: 2 S x (B G/S M) x K times 2 S x K x e/2
+        gamma = gamma.view(2, batch, count, groups // count * num_nodes, rows).transpose(1, 2)
+        embedded = torch.bmm(gamma.reshape(2 * count, -1, rows),
+                             tables.to(dtype).transpose(0, 1).reshape(2 * count, rows, half))
+        embedded = embedded.view(2, count, batch, groups // count, num_nodes, 1, half)
+        embedded = embedded.permute(2, 1, 3, 4, 5, 0, 6)  # B x S x G/S x M x 1 x 2 x e/2
+        slices = out.view(batch, count, groups // count, num_nodes,
+                          width // groups // (2 * half), 2, half)
         out = slices + embedded  # every e-wide slice: [E^v part; E^h part]
     out = out.reshape(batch, groups, num_nodes, width // groups)
     return out.transpose(1, 2).reshape(batch, num_nodes, width)

@@ -49,6 +49,9 @@ class SourceTree:
     representatives: Optional[Tensor] = None
     leaves: Optional[Tensor] = None  # N x B x C encoder leaf states (decoder side)
     nodes: Optional[Tensor] = None  # M x B x C encoder node states (decoder side)
+    # the decoder's cross-attention memories by attention, where they were made together
+    # (``tree_attention.shared_source_memories``)
+    cross_memories: Dict = field(default_factory=dict, repr=False)
     _masks: Dict[Tuple, Tensor] = field(default_factory=dict, repr=False)
     _states: Optional[Tensor] = field(default=None, repr=False)
     _sentences: Dict[int, "SourceTree"] = field(default_factory=dict, repr=False)

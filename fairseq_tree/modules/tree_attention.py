@@ -8,7 +8,7 @@ their attention weights when asked (``need_weights``, ``need_head_weights``) wit
 shapes, over the keys [leaves; nodes]."""
 
 import math
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -296,11 +296,10 @@ class TreeCrossAttention(TreeAttentionBase):
         need_weights = need_weights or need_head_weights
         memory = self._get_input_buffer(incremental_state)
         if "prev_key" not in memory:
-            # Only beam search (incremental decoding) has beam copies; training never does.
-            copies = self.beam_size if incremental_state is not None else 1
-            copies = copies if key.spans.size(0) % copies == 0 else 1
-            memory = self.source_memory(key.sentences(copies))
-            memory["copies"] = copies  # a number: reading it needs no device
+            memory = key.cross_memories.get(self)  # made for every layer at once
+            if memory is None:
+                copies = self.memory_copies(key, incremental_state is not None)
+                memory = {**self.source_memory(key.sentences(copies)), "copies": copies}
             if incremental_state is not None:
                 self._set_input_buffer(incremental_state, memory)
         context, weights = self.target_attention(query, memory, need_weights)
@@ -321,6 +320,17 @@ class TreeCrossAttention(TreeAttentionBase):
             "prev_value": self.split_heads(values),
             "key_mask": tree.memory_mask(values.dtype, leaves=not self.nodes_only),
         }
+
+    def has_source_memory(self, incremental_state) -> bool:
+        """Whether the source memory is cached already (in incremental decoding, after the
+        first step)."""
+        return "prev_key" in self._get_input_buffer(incremental_state)
+
+    def memory_copies(self, tree: SourceTree, incremental: bool) -> int:
+        """The beam copies of each sentence among the rows of ``tree``: only beam search
+        (incremental decoding) has them; training never does."""
+        copies = self.beam_size if incremental else 1
+        return copies if tree.spans.size(0) % copies == 0 else 1
 
     def target_attention(self, query: Tensor, memory: Dict[str, Tensor], need_weights: bool):
         """Eq. 24, the target queries' attention: Att_Q = softmax([A_QN; A_QL]) [N-bar'; L-bar].
@@ -360,3 +370,51 @@ class TreeCrossAttention(TreeAttentionBase):
 
     def _set_input_buffer(self, incremental_state, buffer: Dict[str, Tensor]):
         return self.set_incremental_state(incremental_state, "attn_state", buffer)
+
+
+def shared_source_memories(attentions: Sequence[TreeCrossAttention], tree: SourceTree,
+                           incremental: bool) -> Dict[TreeCrossAttention, Dict[str, Tensor]]:
+    """``TreeCrossAttention.source_memory`` of every decoder layer, made together: the layers
+    read the same source states, so their key and value projections and leaf weights are one
+    matrix product, and their accumulations one (``accumulate_values`` with each layer's w and
+    hierarchical embeddings as groups of their own). The same values as each layer's own, in a
+    fraction of the operators (a GPU's host launches each). Layers whose accumulation differs
+    (other embedding rows, conventions or memory) are left to make their own (not returned)."""
+    first = attentions[0]
+    same = [a for a in attentions if (a.accumulation_rows(), a.conventions, a.nodes_only,
+                                      a.leaf_weight_groups, a.embed_dim, a.num_heads)
+            == (first.accumulation_rows(), first.conventions, first.nodes_only,
+                first.leaf_weight_groups, first.embed_dim, first.num_heads)]
+    if len(same) < 2:
+        return {}
+    copies = first.memory_copies(tree, incremental)
+    tree = tree.sentences(copies)
+    count, width, groups = len(same), first.embed_dim, first.leaf_weight_groups
+    states, n = tree.states, tree.num_leaves  # T x B x C
+    leaf_weights = [a.leaf_weight.unsqueeze(0) if groups == 1 else a.leaf_weight.t()
+                    for a in same]
+    padding = -(count * groups) % 8  # the product's width aligned for half-precision kernels
+    weight = torch.cat([*(a.k_proj.weight for a in same), *(a.v_proj.weight for a in same),
+                        *leaf_weights, states.new_zeros(padding, states.size(-1))])
+    # the paper's u has no bias: zeros stand in for it
+    leaf_biases = [a.leaf_bias for a in same] if groups > 1 else []
+    bias = torch.cat([*(a.k_proj.bias for a in same), *(a.v_proj.bias for a in same),
+                      *leaf_biases, states.new_zeros(padding + (count if groups == 1 else 0))])
+    keys, values, weights, _ = F.linear(states, weight, bias).split(
+        [count * width, count * width, count * groups, padding], dim=-1)
+    plan = tree.accumulation_plan(first.accumulation_rows(), values.dtype, first.conventions)
+    tables = None
+    if first.hierarchical_embedding is not None:
+        tables = torch.stack([a.hierarchical_embedding.weight for a in same])
+    node_values = accumulate_values(plan, values.transpose(0, 1), weights.transpose(0, 1),
+                                    tables).transpose(0, 1)
+    values = torch.cat([values[:n], node_values])  # [L-bar; N-bar'] of every layer
+    length, batch = values.shape[:2]
+
+    def by_layer(x: Tensor):  # T x B x (S C) -> S of B x H x T x D
+        return x.view(length, batch, count, first.num_heads, first.head_dim) \
+            .permute(2, 1, 3, 0, 4).unbind(0)
+
+    mask = tree.memory_mask(values.dtype, leaves=not first.nodes_only)
+    return {a: {"prev_key": k, "prev_value": v, "key_mask": mask, "copies": copies}
+            for a, k, v in zip(same, by_layer(keys), by_layer(values))}
