@@ -214,3 +214,21 @@ def test_tree_batches_are_the_leaves_only_baselines_batches(data_bin, seed):
     # leaves + nodes would order them otherwise: the test can tell the two orders apart
     totals = [int(tree.src_sizes[i]) for i in order]
     assert totals != sorted(totals)
+
+
+@pytest.mark.parametrize("max_tokens", [24, 40])
+def test_max_tokens_counting_leaves_gives_the_baselines_batches(data_bin, max_tokens):
+    """With --max-tokens-counts leaves, --max-tokens batches of trees hold the sentences of the
+    leaves-only baseline's batches; by default a tree counts its nodes too, and the batches hold
+    fewer sentences."""
+    def batches(*args):
+        task, dataset = setup_task(data_bin, *args)
+        itr = task.get_batch_iterator(dataset, max_tokens=max_tokens,
+                                      max_positions=(1024, 1024), seed=1)
+        return [b["id"].tolist() for b in itr.next_epoch_itr(shuffle=False)]
+
+    baseline = batches("--tree-input", "leaves-only")
+    assert batches("--tree-input", "tree", "--max-tokens-counts", "leaves") == baseline
+    default = batches("--tree-input", "tree")
+    assert max(map(len, default)) < max(map(len, baseline))
+    assert sorted(i for b in default for i in b) == sorted(i for b in baseline for i in b)

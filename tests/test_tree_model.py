@@ -309,3 +309,4 @@ def test_decoder_memories_made_together_equal_each_layers_own(dictionary, option
             if name.startswith(("q_proj", "out_proj")):
                 continue  # the queries' side: not in the memory
             assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+

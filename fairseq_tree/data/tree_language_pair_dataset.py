@@ -17,7 +17,9 @@ class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
     ``node_labels[i]`` (m label ids) and ``node_spans[i]`` (2m ints: ``[start, end)`` pairs indexing
     the leaves). Sizes, batching by ``--max-tokens`` and filtering by ``--max-source-positions``
     all count a source as n + m tokens (leaves + EOS + nodes), the length the tree encoder reads;
-    the batching order sorts sources by their leaves (``ordered_indices``).
+    with ``count_nodes`` False as its n leaves and EOS alone, as fairseq's datasets count the
+    leaves-only baseline's sources, so that both hold the same sentences a batch. The batching
+    order sorts sources by their leaves (``ordered_indices``).
     No example is lost to batching (``KeepsLastBatch``).
 
     The collated ``net_input`` adds to fairseq's ``src_tokens``/``src_lengths``:
@@ -31,8 +33,9 @@ class TreeLanguagePairDataset(KeepsLastBatch, LanguagePairDataset):
       that the model does not wait for the device to count them.
     """
 
-    def __init__(self, src, src_sizes, src_dict, node_labels, node_spans, *args, **kwargs):
-        node_counts = np.asarray(node_labels.sizes, dtype=np.int64)
+    def __init__(self, src, src_sizes, src_dict, node_labels, node_spans, *args,
+                 count_nodes: bool = True, **kwargs):
+        node_counts = np.asarray(node_labels.sizes, dtype=np.int64) if count_nodes else 0
         super().__init__(src, np.asarray(src_sizes) + node_counts, src_dict, *args, **kwargs)
         if len(node_labels) != len(src) or len(node_spans) != len(src):
             raise ValueError(

@@ -34,6 +34,7 @@ from fairseq_tree.trees.subwords import split_words
 logger = logging.getLogger(__name__)
 
 TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only", "linearized"])
+MAX_TOKENS_COUNTS_CHOICES = ChoiceEnum(["leaves-and-nodes", "leaves"])
 
 
 @dataclass
@@ -45,6 +46,16 @@ class TreeTranslationConfig(TranslationConfig):
             "node spans); only its leaves as a plain token sequence (the Transformer baseline); "
             "or the bracketed tree as one token sequence, '[(] [NP] the dog [)] ...' (the "
             "linearized-tree baseline)"
+        },
+    )
+    max_tokens_counts: MAX_TOKENS_COUNTS_CHOICES = field(
+        default="leaves-and-nodes",
+        metadata={
+            "help": "what --max-tokens (and --max-source-positions) counts of a source tree with "
+            "--tree-input tree: its leaves and nodes, the positions the tree encoder reads "
+            "(the default), or its leaves alone, as the leaves-only Transformer's batches count "
+            "them: then both models train on batches of the same sentences, and tree2seq's "
+            "batches hold more positions (more memory) than --max-tokens"
         },
     )
 
@@ -132,7 +143,8 @@ class TreeTranslationTask(TranslationTask):
         )
         if self.reads_trees:
             self.datasets[split] = TreeLanguagePairDataset(
-                leaves, leaves.sizes, self.src_dict, labels, spans, **pair)
+                leaves, leaves.sizes, self.src_dict, labels, spans,
+                count_nodes=self.cfg.max_tokens_counts == "leaves-and-nodes", **pair)
             return
         source = LinearizedTreeDataset(leaves, labels, spans, *self.bracket_ids)
         self.datasets[split] = CompleteLanguagePairDataset(source, source.sizes, self.src_dict,
