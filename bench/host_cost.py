@@ -113,17 +113,17 @@ def timed(step, setup, batch) -> float:
     return time.perf_counter() - start
 
 
-def step_times(setups: dict, batches: dict, rounds: int) -> dict:
-    """Seconds of every step of each kind, per model: one warm-up round, then ``rounds`` rounds
-    in which the models alternate batch by batch, each going first in turn."""
+def step_times(setups: dict, batches: dict, rounds: int, warmup: int = 1) -> dict:
+    """Seconds of every step of each kind, per model: ``warmup`` untimed rounds, then ``rounds``
+    rounds in which the models alternate batch by batch, each going first in turn."""
     times = {kind: {name: [] for name in setups} for kind in STEPS}
-    for round_ in range(rounds + 1):
+    for round_ in range(rounds + warmup):
         for i in range(len(batches[MODELS[0]])):
             order = MODELS if (round_ + i) % 2 == 0 else MODELS[::-1]
             for kind, step in STEPS.items():
                 for name in order:
                     seconds = timed(step, setups[name], batches[name][i])
-                    if round_:
+                    if round_ >= warmup:
                         times[kind][name].append(seconds)
     return times
 
@@ -149,10 +149,11 @@ def run(args, data_bin: str) -> dict:
     flags = argparse.Namespace(**{**vars(args), "train_args": sizes + args.train_args,
                                   "device": "cpu"})
     argvs = {name: train_argv(flags, name, data_bin, arch) for name, arch in zip(MODELS, ARCHS)}
+    argvs[MODELS[0]] += shlex.split(args.tree_args)
     setups = {name: build_setup(name, argv) for name, argv in argvs.items()}
     ids = chosen_batches(setups[MODELS[0]], args.batches)
     batches = {name: [collate(setup, b) for b in ids] for name, setup in setups.items()}
-    times = step_times(setups, batches, args.rounds)
+    times = step_times(setups, batches, args.rounds, args.warmup_rounds)
     results = {}
     for name, setup in setups.items():
         results[name] = {f"{kind}_ms": 1000 * statistics.median(times[kind][name])
@@ -162,6 +163,11 @@ def run(args, data_bin: str) -> dict:
     results["tree2seq/transformer"] = {
         key: tree[key] / plain[key]
         for key in ("train_step_ms", "forward_backward_ms", "operators", "autograd_nodes")}
+    # the same batch in the same round, one model right after the other: what load on the
+    # machine changes least
+    results["tree2seq/transformer"]["median_pair_ratio"] = {
+        kind: statistics.median(a / b for a, b in zip(*(times[kind][name] for name in MODELS)))
+        for kind in STEPS}
     return {"benchmark": "host work of a training step at a width where arithmetic vanishes",
             "settings": {k: v for k, v in vars(args).items() if k != "json"},
             "fairseq_train_args": {name: shlex.join(argv) for name, argv in argvs.items()},
@@ -191,7 +197,11 @@ def host_cost_table(report: dict) -> list:
     return markdown_table(
         ["model", "ms / training step", "ms / forward + backward",
          "operators / step (forward / backward / optimizer)", "autograd nodes / step"], rows) + [
+        "", "Median ratio of side-by-side steps (the same batch, one model after the other): "
+            + ", ".join(f"{kind} {ratio:.3f}x" for kind, ratio in x["median_pair_ratio"].items())
+            + ".",
         "", f"Width {s['width']}, {s['batches']} batches of {s['sentences']} sentence(s), "
+            f"{('tree2seq with ' + s['tree_args'] + ', ') if s.get('tree_args') else ''}"
             f"{report['steps_timed']} steps timed a model; load average "
             f"{report['machine']['load_average'][0]:.2f}."]
 
@@ -206,7 +216,12 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sentences", type=int, default=1, help="sentences a batch")
     parser.add_argument("--batches", type=int, default=20, help="batches measured")
     parser.add_argument("--rounds", type=int, default=5, help="timed passes over the batches")
+    parser.add_argument("--warmup-rounds", type=int, default=1,
+                        help="untimed passes first (torch.compile compiles in the first)")
     parser.add_argument("--threads", type=int, default=1, help="torch's threads")
+    parser.add_argument("--tree-args", default="",
+                        help="more fairseq-train flags for tree2seq alone, one string "
+                        "(e.g. --compile-accumulation)")
     return parser
 
 

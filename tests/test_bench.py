@@ -21,6 +21,7 @@ from fairseq_tree.modules import source_tree
 from bench import accumulation
 from bench import compare
 from bench import generation
+from bench import host_cost
 from bench import operator_account
 from bench import parameters
 from bench import train_end_to_end
@@ -776,3 +777,25 @@ def test_parallel_jobs_stops_its_jobs_on_sigterm(tmp_path):
     assert report["stopped_or_running"] == ["slow"] and report["not_started"] == ["waiting"]
     assert "stopping slow at the SIGTERM" in out
     assert not (tmp_path / "never-slow").exists() and not (tmp_path / "never-waiting").exists()
+
+
+def test_host_cost_benchmark_counts_each_models_training_step(tmp_path):
+    """bench/host_cost.py at its width on two batches of one sentence: both models' steps timed,
+    their operators by phase and their autograd nodes counted, tree2seq's above the
+    Transformer's (its tree attentions and their parameters), the table written from the JSON."""
+    report = host_cost.main(["--bpe-symbols", "200", "--batches", "2", "--rounds", "1",
+                             "--json", str(tmp_path / "host.json")])
+    assert json.loads((tmp_path / "host.json").read_text()) == report
+    assert report["steps_timed"] == 2 and report["sentences"] == 2
+    results = report["results"]
+    for name in host_cost.MODELS:
+        r = results[name]
+        assert r["train_step_ms"] > r["forward_backward_ms"] > 0
+        assert set(r["operators_by_phase"]) == {"forward", "backward", "optimizer"}
+        assert r["operators"] == sum(r["operators_by_phase"].values())
+        assert r["autograd_nodes"] > 100
+    assert "--encoder-embed-dim 16" in report["fairseq_train_args"]["tree2seq"]
+    ratio = results["tree2seq/transformer"]
+    assert ratio["operators"] > 1 and ratio["autograd_nodes"] > 1
+    assert ratio["operators"] == results["tree2seq"]["operators"] / results["transformer"]["operators"]
+    assert host_cost.host_cost_table(report)[-1].startswith("Width 16, 2 batches of 1 sentence")
