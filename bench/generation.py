@@ -46,6 +46,7 @@ from bench.report import load_average, machine, markdown_table, write_json
 import fairseq_tree  # noqa: F401  (registers the plugin)
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
 from fairseq_tree.data.bpe import apply_codes, learn_codes
+from fairseq_tree.models import tree_decoder
 
 BIBLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "bible"
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
@@ -158,10 +159,29 @@ class CallCounter:
         delattr(self.owner, self.name)
 
 
+class SharedMemoryCounter:
+    """Counts, until ``remove()``, the layers whose source memory tree2seq's decoder builds
+    together (``tree_attention.shared_source_memories``), one count a layer built."""
+
+    def __init__(self, calls: dict, key: str):
+        self.shared = tree_decoder.shared_source_memories
+
+        def counted(*args, **kwargs):
+            memories = self.shared(*args, **kwargs)
+            calls[key] += len(memories)
+            return memories
+
+        tree_decoder.shared_source_memories = counted
+
+    def remove(self):
+        tree_decoder.shared_source_memories = self.shared
+
+
 def decoding_counts(setup: Setup, batches: list) -> dict:
     """One generation pass (the warm-up) counting the decoder steps (output projections) and
     the encoder-key projections of the decoder layers' encoder attentions (for tree2seq, the
-    builds of the source memory, keys and values in one product), per batch."""
+    builds of the source memory, keys and values in one product: each layer's own, or the
+    decoder's for all layers together), per batch."""
     calls = {"steps": 0, "keys": 0}
 
     def counter(name):
@@ -169,6 +189,8 @@ def decoding_counts(setup: Setup, batches: list) -> dict:
 
     decoder = setup.model.decoder
     hooks = [decoder.output_projection.register_forward_hook(counter("steps"))]
+    if getattr(setup.model, "reads_trees", False):
+        hooks.append(SharedMemoryCounter(calls, "keys"))
     for layer in decoder.layers:
         attention = layer.encoder_attn
         if hasattr(attention, "source_memory"):  # tree cross-attention: K and V in one product

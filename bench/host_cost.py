@@ -15,11 +15,14 @@ taken evenly over the training set sorted by length), each update on fresh tenso
 thread. Measured:
 
   ms / step        fairseq's whole ``Trainer.train_step`` (forward, backward, clipping, Adam):
-                   median over ``--rounds`` rounds of every batch after one warm-up round, the
-                   models alternating batch by batch; the ratio of the medians
+                   median over ``--rounds`` rounds of every batch after ``--warmup-rounds``, the
+                   models alternating batch by batch; the ratio of the medians, and the median
+                   ratio of the side-by-side steps (the same batch, one model after the other)
   forward + backward   the same of the model's forward, the loss and its backward alone
   operators / step     aten operators dispatched (views left out), the step's phases apart
   autograd nodes       nodes of the step's backward graph
+
+``--tree-args`` gives tree2seq flags of its own (an ablation's cost, say).
 
 The collater's work is not in the step: fairseq-train's loader runs it (in a DataLoader worker
 with ``--num-workers`` above 0).
@@ -217,11 +220,11 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--batches", type=int, default=20, help="batches measured")
     parser.add_argument("--rounds", type=int, default=5, help="timed passes over the batches")
     parser.add_argument("--warmup-rounds", type=int, default=1,
-                        help="untimed passes first (torch.compile compiles in the first)")
+                        help="untimed passes over the batches first")
     parser.add_argument("--threads", type=int, default=1, help="torch's threads")
     parser.add_argument("--tree-args", default="",
                         help="more fairseq-train flags for tree2seq alone, one string "
-                        "(e.g. --compile-accumulation)")
+                        "(e.g. --no-hier-embed)")
     return parser
 
 
