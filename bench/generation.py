@@ -46,7 +46,7 @@ from bench.report import load_average, machine, markdown_table, write_json
 import fairseq_tree  # noqa: F401  (registers the plugin)
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
 from fairseq_tree.data.bpe import apply_codes, learn_codes
-from fairseq_tree.models import tree_decoder
+from fairseq_tree.modules import tree_attention
 
 BIBLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "bible"
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
@@ -146,35 +146,23 @@ def encode(setup: Setup, batches: list):
             setup.generator.model.forward_encoder(batch["net_input"])
 
 
-class CallCounter:
-    """Calls ``hook`` at every call of ``owner.name`` until ``remove()`` (a forward hook for a
-    method that is not a module)."""
+class MemoryBuildCounter:
+    """Calls ``hook`` once for every layer whose cross-attention memory tree2seq builds
+    (``tree_attention.source_memories``, whether a layer builds its own or the decoder builds
+    all together), until ``remove()``."""
 
-    def __init__(self, owner, name: str, hook):
-        self.owner, self.name = owner, name
-        method = getattr(owner, name)
-        setattr(owner, name, lambda *args, **kwargs: (hook(), method(*args, **kwargs))[1])
+    def __init__(self, hook):
+        self.build = tree_attention.source_memories
 
-    def remove(self):
-        delattr(self.owner, self.name)
+        def counted(attentions, tree):
+            for _ in attentions:
+                hook()
+            return self.build(attentions, tree)
 
-
-class SharedMemoryCounter:
-    """Counts, until ``remove()``, the layers whose source memory tree2seq's decoder builds
-    together (``tree_attention.shared_source_memories``), one count a layer built."""
-
-    def __init__(self, calls: dict, key: str):
-        self.shared = tree_decoder.shared_source_memories
-
-        def counted(*args, **kwargs):
-            memories = self.shared(*args, **kwargs)
-            calls[key] += len(memories)
-            return memories
-
-        tree_decoder.shared_source_memories = counted
+        tree_attention.source_memories = counted
 
     def remove(self):
-        tree_decoder.shared_source_memories = self.shared
+        tree_attention.source_memories = self.build
 
 
 def decoding_counts(setup: Setup, batches: list) -> dict:
@@ -189,14 +177,11 @@ def decoding_counts(setup: Setup, batches: list) -> dict:
 
     decoder = setup.model.decoder
     hooks = [decoder.output_projection.register_forward_hook(counter("steps"))]
-    if getattr(setup.model, "reads_trees", False):
-        hooks.append(SharedMemoryCounter(calls, "keys"))
-    for layer in decoder.layers:
-        attention = layer.encoder_attn
-        if hasattr(attention, "source_memory"):  # tree cross-attention: K and V in one product
-            hooks.append(CallCounter(attention, "source_memory", counter("keys")))
-        else:
-            hooks.append(attention.k_proj.register_forward_hook(counter("keys")))
+    if getattr(setup.model, "reads_trees", False):  # tree cross-attention: K and V in one product
+        hooks.append(MemoryBuildCounter(counter("keys")))
+    else:
+        hooks += [layer.encoder_attn.k_proj.register_forward_hook(counter("keys"))
+                  for layer in decoder.layers]
     try:
         outputs = generate(setup, batches)
     finally:

@@ -209,10 +209,6 @@ def host_cost_table(report: dict) -> list:
             f"{report['machine']['load_average'][0]:.2f}."]
 
 
-def printed(report: dict) -> list:
-    return host_cost_table(report)
-
-
 def get_parser() -> argparse.ArgumentParser:
     parser = config_parser(__doc__.split("\n")[0])
     parser.add_argument("--width", type=int, default=16, help="d of both models (FFN 2d)")
@@ -231,7 +227,7 @@ def get_parser() -> argparse.ArgumentParser:
 def main(argv=None):
     args = get_parser().parse_args(argv)
     torch.set_num_threads(args.threads)
-    return run_benchmark(get_parser(), run, printed, argv)
+    return run_benchmark(get_parser(), run, host_cost_table, argv)
 
 
 if __name__ == "__main__":

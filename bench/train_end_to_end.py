@@ -539,11 +539,9 @@ def run_phases(report: dict, name: str) -> dict:
     result = {"first_epoch_ends_at": runs[0]["first_epoch_ends_at"], "runs": len(runs)}
     for phase in ("first_epoch", "after_first_epoch"):
         parts = [r[phase] for r in runs if r[phase]]
-        result[phase] = parts and {key: statistics.median(p[key] for p in parts)
-                                   for key in parts[0] if key not in ("from_update", "to_update")}
-        if parts:
-            result[phase].update(from_update=parts[0]["from_update"],
-                                 to_update=parts[0]["to_update"])
+        result[phase] = None if not parts else {
+            key: parts[0][key] if key in ("from_update", "to_update")
+            else statistics.median(p[key] for p in parts) for key in parts[0]}
     return result
 
 

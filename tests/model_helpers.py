@@ -9,11 +9,10 @@ from fairseq.data.list_dataset import ListDataset
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers the model)
-from fairseq_tree.models import tree_decoder
 from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset
 from fairseq_tree.data.tree_paths import select_rows
-from fairseq_tree.modules.tree_attention import TreeCrossAttention
+from fairseq_tree.modules import tree_attention
 from tree_reference import random_spans
 
 LABELS = ["S", "NP", "VP", "PP", "SBAR", "ADJP", "NN"]
@@ -85,20 +84,14 @@ def collate(examples, dictionary: Dictionary) -> dict:
 
 
 def count_memory_builds(monkeypatch):
-    """The rows of every cross-attention memory built, one entry a layer: by a layer alone, or
-    by the decoder for all its layers together."""
+    """The rows of every cross-attention memory built, one entry a layer, whether a layer
+    builds its own or the decoder builds all together (``tree_attention.source_memories``)."""
     calls = []
-    original, shared = TreeCrossAttention.source_memory, tree_decoder.shared_source_memories
+    build = tree_attention.source_memories
 
-    def counted(self, tree):
-        calls.append(tree.spans.size(0))
-        return original(self, tree)
+    def counted(attentions, tree):
+        calls.extend(tree.spans.size(0) for _ in attentions)
+        return build(attentions, tree)
 
-    def counted_shared(attentions, tree, incremental):
-        memories = shared(attentions, tree, incremental)
-        calls.extend(m["prev_key"].size(0) for m in memories.values())
-        return memories
-
-    monkeypatch.setattr(TreeCrossAttention, "source_memory", counted)
-    monkeypatch.setattr(tree_decoder, "shared_source_memories", counted_shared)
+    monkeypatch.setattr(tree_attention, "source_memories", counted)
     return calls

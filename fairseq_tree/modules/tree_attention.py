@@ -8,7 +8,7 @@ their attention weights when asked (``need_weights``, ``need_head_weights``) wit
 shapes, over the keys [leaves; nodes]."""
 
 import math
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -145,13 +145,18 @@ class TreeAttentionBase(MultiheadProjections):
             weights = weights + self.leaf_bias.to(weights.dtype)
         return weights
 
+    def leaf_weight_rows(self) -> Tuple[Tensor, Optional[Tensor]]:
+        """``leaf_weights`` as more rows of an input projection: u (or U) as G x C rows, and
+        their bias (None for the paper's u, which has none)."""
+        if self.leaf_bias is None:
+            return self.leaf_weight.unsqueeze(0), None
+        return self.leaf_weight.t(), self.leaf_bias
+
     def project_with_leaf_weights(self, x: Tensor, *projections: nn.Linear) -> Tuple[Tensor, ...]:
         """``project`` of x and the ``leaf_weights`` of every row of x, in one product: the
         projections' outputs, then T x B x G w (those of nodes too: they are never read)."""
-        if self.leaf_bias is None:
-            u, biases = self.leaf_weight.unsqueeze(0), (self.leaf_bias_padding,)
-        else:
-            u, biases = self.leaf_weight.t(), (self.leaf_bias, self.leaf_bias_padding)
+        u, bias = self.leaf_weight_rows()
+        biases = (self.leaf_bias_padding,) if bias is None else (bias, self.leaf_bias_padding)
         *outputs, weights, _ = self.project(x, *projections,
                                             more_weights=(u, self.leaf_weight_padding),
                                             more_biases=biases)
@@ -160,7 +165,7 @@ class TreeAttentionBase(MultiheadProjections):
     def accumulated_node_values(self, tree: SourceTree, values: Tensor,
                                 weights: Tensor) -> Tensor:
         """N-bar' of Eq. 10 (Eq. 8 for -HierEmb): the node values of Eq. 16 (self-attention,
-        w from u_s) and Eq. 23 (cross-attention, from u_c).
+        w from u_s); those of Eq. 23 (cross-attention, from u_c) are ``source_memories``'s.
 
         Args:
             values: T x B x C, the projected values [L W^V; N W^V] of the T = N + M units;
@@ -309,17 +314,16 @@ class TreeCrossAttention(TreeAttentionBase):
 
     def source_memory(self, tree: SourceTree) -> Dict[str, Tensor]:
         """The source side of Eqs. 21-23: keys [L W^K; N W^K] and values [L-bar; N-bar']
-        (B x H x (N+M) x D each, N-bar' of Eq. 23 by ``accumulated_node_values`` with u_c) over
-        [leaves; nodes], and the additive key mask (B x 1 x 1 x (N+M)) of the source trees."""
-        states, n = tree.states, tree.num_leaves  # (N+M) x B x C
-        keys, values, weights = self.project_with_leaf_weights(states, self.k_proj, self.v_proj)
-        node_values = self.accumulated_node_values(tree, values, weights)
-        values = torch.cat([values[:n], node_values])
-        return {
-            "prev_key": self.split_heads(keys),
-            "prev_value": self.split_heads(values),
-            "key_mask": tree.memory_mask(values.dtype, leaves=not self.nodes_only),
-        }
+        (B x H x (N+M) x D each, N-bar' of Eq. 23, accumulated with u_c) over [leaves; nodes],
+        and the additive key mask (B x 1 x 1 x (N+M)) of the source trees
+        (``source_memories`` of this layer alone)."""
+        return source_memories([self], tree)[0]
+
+    def accumulation_key(self) -> tuple:
+        """What decides how this layer's memory is made: layers with the same key make theirs
+        together (``shared_source_memories``)."""
+        return (self.accumulation_rows(), self.conventions, self.nodes_only,
+                self.leaf_weight_groups, self.embed_dim, self.num_heads)
 
     def has_source_memory(self, incremental_state) -> bool:
         """Whether the source memory is cached already (in incremental decoding, after the
@@ -374,38 +378,45 @@ class TreeCrossAttention(TreeAttentionBase):
 
 def shared_source_memories(attentions: Sequence[TreeCrossAttention], tree: SourceTree,
                            incremental: bool) -> Dict[TreeCrossAttention, Dict[str, Tensor]]:
-    """``TreeCrossAttention.source_memory`` of every decoder layer, made together: the layers
-    read the same source states, so their key and value projections and leaf weights are one
-    matrix product, and their accumulations one (``accumulate_values`` with each layer's w and
-    hierarchical embeddings as groups of their own). The same values as each layer's own, in a
-    fraction of the operators (a GPU's host launches each). Layers whose accumulation differs
-    (other embedding rows, conventions or memory) are left to make their own (not returned)."""
+    """The source memories of the decoder's cross-attentions, made together for the layers
+    that accumulate as the first does (``accumulation_key``; the others, not returned, make
+    their own): for each, its ``source_memory`` of the sentences of ``tree`` (one row a
+    sentence where the rows are beam copies, ``memory_copies``) and that count of copies."""
     first = attentions[0]
-    same = [a for a in attentions if (a.accumulation_rows(), a.conventions, a.nodes_only,
-                                      a.leaf_weight_groups, a.embed_dim, a.num_heads)
-            == (first.accumulation_rows(), first.conventions, first.nodes_only,
-                first.leaf_weight_groups, first.embed_dim, first.num_heads)]
+    same = [a for a in attentions if a.accumulation_key() == first.accumulation_key()]
     if len(same) < 2:
         return {}
     copies = first.memory_copies(tree, incremental)
-    tree = tree.sentences(copies)
-    count, width, groups = len(same), first.embed_dim, first.leaf_weight_groups
+    memories = source_memories(same, tree.sentences(copies))
+    return {a: {**memory, "copies": copies} for a, memory in zip(same, memories)}
+
+
+def source_memories(attentions: Sequence[TreeCrossAttention],
+                    tree: SourceTree) -> List[Dict[str, Tensor]]:
+    """``TreeCrossAttention.source_memory`` of S layers with one ``accumulation_key``: they
+    read the same source states, so their key and value projections and leaf weights are one
+    matrix product, and their accumulations one (``accumulate_values`` with each layer's w and
+    hierarchical embeddings as groups of their own). The same values as S calls of one layer,
+    in a fraction of the operators (a GPU's host launches each)."""
+    first = attentions[0]
+    count, width, groups = len(attentions), first.embed_dim, first.leaf_weight_groups
     states, n = tree.states, tree.num_leaves  # T x B x C
-    leaf_weights = [a.leaf_weight.unsqueeze(0) if groups == 1 else a.leaf_weight.t()
-                    for a in same]
+    leaf_rows = [a.leaf_weight_rows() for a in attentions]
+    leaf_biases = [bias for _, bias in leaf_rows if bias is not None]
     padding = -(count * groups) % 8  # the product's width aligned for half-precision kernels
-    weight = torch.cat([*(a.k_proj.weight for a in same), *(a.v_proj.weight for a in same),
-                        *leaf_weights, states.new_zeros(padding, states.size(-1))])
+    weight = torch.cat([*(a.k_proj.weight for a in attentions),
+                        *(a.v_proj.weight for a in attentions), *(u for u, _ in leaf_rows),
+                        states.new_zeros(padding, states.size(-1))])
     # the paper's u has no bias: zeros stand in for it
-    leaf_biases = [a.leaf_bias for a in same] if groups > 1 else []
-    bias = torch.cat([*(a.k_proj.bias for a in same), *(a.v_proj.bias for a in same),
-                      *leaf_biases, states.new_zeros(padding + (count if groups == 1 else 0))])
+    bias = torch.cat([*(a.k_proj.bias for a in attentions), *(a.v_proj.bias for a in attentions),
+                      *leaf_biases,
+                      states.new_zeros(padding + (0 if leaf_biases else count * groups))])
     keys, values, weights, _ = F.linear(states, weight, bias).split(
         [count * width, count * width, count * groups, padding], dim=-1)
     plan = tree.accumulation_plan(first.accumulation_rows(), values.dtype, first.conventions)
     tables = None
     if first.hierarchical_embedding is not None:
-        tables = torch.stack([a.hierarchical_embedding.weight for a in same])
+        tables = torch.stack([a.hierarchical_embedding.weight for a in attentions])
     node_values = accumulate_values(plan, values.transpose(0, 1), weights.transpose(0, 1),
                                     tables).transpose(0, 1)
     values = torch.cat([values[:n], node_values])  # [L-bar; N-bar'] of every layer
@@ -416,5 +427,5 @@ def shared_source_memories(attentions: Sequence[TreeCrossAttention], tree: Sourc
             .permute(2, 1, 3, 0, 4).unbind(0)
 
     mask = tree.memory_mask(values.dtype, leaves=not first.nodes_only)
-    return {a: {"prev_key": k, "prev_value": v, "key_mask": mask, "copies": copies}
-            for a, k, v in zip(same, by_layer(keys), by_layer(values))}
+    return [{"prev_key": k, "prev_value": v, "key_mask": mask}
+            for k, v in zip(by_layer(keys), by_layer(values))]
