@@ -38,7 +38,7 @@ from collections import Counter
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from bench.report import load_average, machine, markdown_table
+from bench.report import load_average, machine, markdown_table, other_reports
 from bench.training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, fresh, run_benchmark, train_argv,
 )
@@ -207,6 +207,28 @@ def host_cost_table(report: dict) -> list:
             f"{('tree2seq with ' + s['tree_args'] + ', ') if s.get('tree_args') else ''}"
             f"{report['steps_timed']} steps timed a model; load average "
             f"{report['machine']['load_average'][0]:.2f}."]
+
+
+def host_cost_history_table(report: dict, earlier: str = "", labels: str = "") -> list:
+    """tree2seq over the Transformer in this report and in ``earlier`` ones (comma-separated
+    paths, oldest first), a row each, labelled by ``labels`` (comma-separated, the report's
+    last): the ratios of the medians, the median side-by-side ratios, and tree2seq's operators
+    and autograd nodes a step."""
+    reports = other_reports(earlier) + [report]
+    names = labels.split(",") if labels else [str(i) for i in range(len(reports))]
+    if len(names) != len(reports):
+        raise ValueError(f"{len(names)} labels for {len(reports)} reports")
+    rows = []
+    for name, each in zip(names, reports):
+        x, tree = each["results"]["tree2seq/transformer"], each["results"][MODELS[0]]
+        pair = x["median_pair_ratio"]
+        rows.append([name, f"{x['train_step_ms']:.3f}x", f"{pair['train_step']:.3f}x",
+                     f"{x['forward_backward_ms']:.3f}x", f"{pair['forward_backward']:.3f}x",
+                     f"{tree['operators']:.0f} ({x['operators']:.3f}x)",
+                     f"{tree['autograd_nodes']:.0f} ({x['autograd_nodes']:.3f}x)"])
+    return markdown_table(
+        ["code", "training step", "side by side", "forward + backward", "side by side",
+         "tree2seq operators / step", "tree2seq autograd nodes / step"], rows)
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -74,6 +74,14 @@ def previous_report(path: str | None, settings: dict | None = None, keys=()) -> 
     return report
 
 
+def other_reports(others: str | None) -> list[dict]:
+    """The reports at ``others``, comma-separated paths from the repository root (a table's
+    option: the earlier runs it sets beside its own)."""
+    root = Path(__file__).resolve().parents[1]
+    return [json.loads((root / path).read_text(encoding="utf-8"))
+            for path in (others.split(",") if others else [])]
+
+
 def command_option(report: dict, flag: str) -> str | None:
     """The value the command that made ``report`` gave ``flag`` (None when it gave none)."""
     words = shlex.split(report.get("command", ""))

@@ -59,7 +59,7 @@ from pathlib import Path
 import torch
 
 from bench.generation import data_bin_parser
-from bench.report import end_report, load_average, machine, markdown_table
+from bench.report import end_report, load_average, machine, markdown_table, other_reports
 from bench.measured_train import ENDS, PEAK
 from bench.training import MODELS, build_setup, collate, run_benchmark, update_flops
 
@@ -463,13 +463,6 @@ def excesses(ms: dict, floor: float) -> list:
         rows.append({"name": name, MODELS[0]: round(t_ms, 3), MODELS[1]: round(p_ms, 3),
                      "excess_ms": round(t_ms - floor * p_ms, 3)})
     return sorted(rows, key=lambda r: -abs(r["excess_ms"]))
-
-
-def other_reports(others: str | None) -> list[dict]:
-    """The reports at ``others``, comma-separated paths from the repository root."""
-    root = Path(__file__).resolve().parents[1]
-    return [json.loads((root / path).read_text(encoding="utf-8"))
-            for path in (others.split(",") if others else [])]
 
 
 def run_ms(report: dict, name: str) -> str:

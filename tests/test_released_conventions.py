@@ -257,9 +257,16 @@ def test_conventions_change_node_rows_only(name):
     paper = TreeSelfAttention(16, 4, hier_embed_rows=5).double().eval()
     released = TreeSelfAttention(16, 4, hier_embed_rows=5, conventions=conventions).double().eval()
     own = released.state_dict()
-    shared = {k: v for k, v in paper.state_dict().items() if k in own and own[k].shape == v.shape}
-    assert {k.split(".")[0] for k in shared} >= {"q_proj", "k_proj", "v_proj", "out_proj"}
+    shared = {k: v for k, v in paper.state_dict().items()
+              if own[k].shape == v.shape and not k.startswith("in_proj")}
+    assert {"out_proj.weight", "out_proj.bias"} <= set(shared)
     released.load_state_dict(shared, strict=False)
+    with torch.no_grad():  # W^Q, W^K, W^V (rows of in_proj_weight), and u where (c) keeps it
+        for name in ("q_proj", "k_proj", "v_proj"):
+            for part in ("weight", "bias"):
+                getattr(getattr(released, name), part).copy_(getattr(getattr(paper, name), part))
+        if released.leaf_weight.shape == paper.leaf_weight.shape:
+            released.leaf_weight.copy_(paper.leaf_weight)
     leaf_padding = batch["src_tokens"].eq(dictionary.pad())
     n, m = leaf_padding.size(1), batch["src_node_spans"].size(1)
     x = torch.randn(n + m, leaf_padding.size(0), 16, dtype=torch.float64)
@@ -279,6 +286,12 @@ def test_tree2seq_trains_with_the_released_conventions(example, tmp_path):
     assert "num_updates 4" in proc.stdout + proc.stderr
     state = torch.load(tmp_path / "checkpoint_last.pt", weights_only=True)
     assert state["cfg"]["model"].released_accumulation
-    biases = [k for k in state["model"] if k.endswith("leaf_bias")]
-    assert len(biases) == 2 + 2  # tree2seq_tiny: 2 encoder, 2 decoder layers
+    # U with its bias b in every attention (tree2seq_tiny: 2 encoder, 2 decoder layers): H rows
+    # of in_proj_weight and entries of in_proj_bias past W^Q, W^K, W^V (W^K, W^V for the decoder),
+    # then zeros up to a multiple of 8
+    sizes = {k: v.shape for k, v in state["model"].items() if k.endswith("in_proj_bias")}
+    heads, width = 4, state["model"]["encoder.embed_tokens.weight"].size(1)
+    assert len(sizes) == 2 + 2
+    assert all(size[0] == (2 if ".encoder_attn." in k else 3) * width + heads + (-heads % 8)
+               for k, size in sizes.items())
     assert all(torch.isfinite(v).all() for v in state["model"].values())

@@ -9,7 +9,11 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from fairseq_tree.models import tree_decoder
 from fairseq_tree.modules.source_tree import SourceTree
-from fairseq_tree.modules.tree_attention import HierarchicalEmbedding, TreeCrossAttention
+from fairseq_tree.modules.tree_attention import (
+    HierarchicalEmbedding,
+    TreeAttentionBase,
+    TreeCrossAttention,
+)
 from model_helpers import (
     build_model, collate, count_memory_builds, random_examples, tree_dictionary,
 )
@@ -101,16 +105,17 @@ def test_gradients_reach_every_tree_parameter(dictionary):
     log_probs = model.get_normalized_probs(model(**batch["net_input"]), log_probs=True)
     loss = -log_probs.gather(-1, batch["target"].unsqueeze(-1)).sum()
     loss.backward()
-    tree_parameters = {
-        name: p for name, p in model.named_parameters()
-        if "leaf_weight" in name or "hierarchical_embedding" in name
-    }
-    # u_s and the table [E^v; E^h] in each of 2 encoder layers; u_c and [E^v; E^h] in each of
-    # 2 decoder layers.
-    assert sum("encoder." in name for name in tree_parameters) == 4
-    assert sum("decoder." in name for name in tree_parameters) == 4
-    for name, parameter in tree_parameters.items():
-        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+    attentions = {name: m for name, m in model.named_modules()
+                  if isinstance(m, TreeAttentionBase)}
+    # u_s in each of 2 encoder layers, u_c in each of 2 decoder layers (rows of in_proj_weight),
+    # and the table [E^v; E^h] of each
+    assert sum(name.startswith("encoder.") for name in attentions) == 2
+    assert sum(name.startswith("decoder.") for name in attentions) == 2
+    for name, attention in attentions.items():
+        grad = attention.in_proj_weight.grad
+        assert grad[attention.leaf_rows].abs().sum() > 0, name
+        assert grad[attention.leaf_rows.stop:].eq(0).all(), name  # the zero rows: never read
+        assert attention.hierarchical_embedding.weight.grad.abs().sum() > 0, name
     for module in model.modules():
         if isinstance(module, HierarchicalEmbedding):  # both tables of the one parameter
             vertical, horizontal = module.weight.grad
@@ -248,14 +253,19 @@ def test_half_precision_forward_and_backward(dictionary, dtype):
 def test_parameter_overhead_over_the_transformer(dictionary):
     """tree2seq_wmt_en_de adds, per encoder and per decoder layer, u (d) and E^v, E^h
     (|E| x d_head/2 each) to transformer_wmt_en_de on the same vocabulary: about 0.1%
-    (Table 5 of the paper)."""
+    (Table 5 of the paper). The zero rows that align u's product are not counted: no output
+    reads them, so they never train."""
     from fairseq.data import Dictionary
 
     vocabulary = Dictionary()
     for i in range(32000):
         vocabulary.add_symbol(f"w{i}")
     count = lambda model: sum(p.numel() for p in model.parameters())  # noqa: E731
-    tree = count(build_model(vocabulary, arch="tree2seq_wmt_en_de"))
+    tree_model = build_model(vocabulary, arch="tree2seq_wmt_en_de")
+    zero_rows = sum(m.zero_row_parameters for m in tree_model.modules()
+                    if isinstance(m, TreeAttentionBase))
+    assert zero_rows == (6 + 6) * 7 * 512  # the paper's u: one row, then 7 zero rows of d
+    tree = count(tree_model) - zero_rows
     transformer = count(build_model(vocabulary, arch="transformer_wmt_en_de"))
     d, head_dim, rows, layers = 512, 512 // 8, 100, 6 + 6
     assert tree - transformer == layers * (d + 2 * rows * head_dim // 2)
@@ -310,3 +320,50 @@ def test_decoder_memories_made_together_equal_each_layers_own(dictionary, option
                 continue  # the queries' side: not in the memory
             assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
 
+
+
+def layout_before_packing(model, state: dict) -> dict:
+    """``state`` of ``model`` as checkpoints made before the input projections, u and the
+    hierarchical embeddings were packed hold it: ``q_proj.weight``, ..., ``leaf_weight``,
+    ``leaf_bias``, and E^v and E^h apart."""
+    state = dict(state)
+    for name, attention in model.named_modules():
+        if not isinstance(attention, TreeAttentionBase):
+            continue
+        prefix = name + "."
+        weight, bias = state.pop(prefix + "in_proj_weight"), state.pop(prefix + "in_proj_bias")
+        width = attention.embed_dim
+        for i, projection in enumerate(attention.packed):
+            rows = slice(i * width, (i + 1) * width)
+            state[f"{prefix}{projection}.weight"] = weight[rows]
+            state[f"{prefix}{projection}.bias"] = bias[rows]
+        u = weight[attention.leaf_rows]
+        state[prefix + "leaf_weight"] = u.t() if attention.leaf_bias is not None else u[0]
+        if attention.leaf_bias is not None:
+            state[prefix + "leaf_bias"] = bias[attention.leaf_rows]
+        table = state.pop(prefix + "hierarchical_embedding.weight")
+        rows = attention.hierarchical_embedding.rows
+        state[prefix + "hierarchical_embedding.vertical"] = table[0, :rows[0]]
+        state[prefix + "hierarchical_embedding.horizontal"] = table[1, :rows[1]]
+    return state
+
+
+@pytest.mark.parametrize("options", [{}, {"released_accumulation": True}])
+def test_checkpoints_with_projections_apart_load_to_the_same_model(dictionary, options):
+    """A checkpoint of the layout before packing (paper, and the released conventions' U and b)
+    loads strictly into today's model and gives its outputs; a paper checkpoint does not load
+    into a model of convention (c): the strict load names the keys."""
+    torch.manual_seed(3)
+    model = build_model(dictionary, **options).double().eval()
+    old = layout_before_packing(model, model.state_dict())
+    assert not any(k.endswith("in_proj_weight") for k in old)
+    torch.manual_seed(4)
+    loaded = build_model(dictionary, **options).double().eval()
+    loaded.load_state_dict(old)
+    batch = collate(random_examples(random.Random(8), dictionary, 5), dictionary)["net_input"]
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(**batch)[0], model(**batch)[0], rtol=0, atol=0)
+    if not options:
+        other = build_model(dictionary, released_head_weights=True).double()
+        with pytest.raises(RuntimeError, match="leaf_weight"):
+            other.load_state_dict(layout_before_packing(model, model.state_dict()))

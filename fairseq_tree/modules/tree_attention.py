@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from fairseq.incremental_decoding_utils import with_incremental_state
 from torch import Tensor, nn
 
-from fairseq_tree.modules.heads import MultiheadProjections, returned_weights
+from fairseq_tree.modules.heads import INPUT_PROJECTIONS, MultiheadProjections, returned_weights
 from fairseq_tree.modules.hierarchical_accumulation import (
     PAPER,
     AccumulationConventions,
@@ -87,27 +87,36 @@ class TreeAttentionBase(MultiheadProjections):
     leaf weights w = L u of Eq. 7 (with the released code's convention (c), U of C x heads and a
     bias ``leaf_bias``: w = L U + b, one w per head); ``hierarchical_embedding`` is None for the
     -HierEmb ablation.
+
+    The input projections named in ``packed`` and u are rows of one parameter,
+    ``in_proj_weight`` = [W^Q; W^K; W^V; u^T; 0] (``in_proj_bias`` alike), so that w rides along
+    in their one product (``project_with_leaf_weights``); the zero rows bring the product's
+    width to a multiple of 8 for the half-precision kernels, and as no output reads them their
+    gradient is 0 and they stay 0. ``leaf_weight`` and ``leaf_bias`` are views of their rows.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0,
                  hier_embed_rows: Optional[int] = 100, kdim: Optional[int] = None,
-                 conventions: AccumulationConventions = PAPER):
-        super().__init__(embed_dim, num_heads, dropout, kdim)
+                 conventions: AccumulationConventions = PAPER,
+                 packed: Sequence[str] = INPUT_PROJECTIONS):
+        super().__init__(embed_dim, num_heads, dropout, kdim, packed)
         kdim = kdim or embed_dim
         self.conventions = conventions
         head_weights = conventions.head_leaf_weights
-        # u_s (encoder) or u_c (decoder); U with its bias under convention (c)
-        self.leaf_weight = nn.Parameter(torch.empty((kdim, num_heads) if head_weights else kdim))
-        self.leaf_bias = nn.Parameter(torch.zeros(num_heads)) if head_weights else None
-        # w rides along in the product of the input projections (``project_with_leaf_weights``),
-        # with zero rows up to a multiple of 8: the product's width stays aligned for the
-        # half-precision kernels. The paper's u has no bias: zeros stand in for it.
         groups = num_heads if head_weights else 1
-        self.register_buffer("leaf_weight_padding", torch.zeros(-groups % 8, kdim),
-                             persistent=False)
-        self.register_buffer("leaf_bias_padding",
-                             torch.zeros(-groups % 8 + (0 if head_weights else groups)),
-                             persistent=False)
+        padding = -groups % 8
+        start = self.in_proj_weight.size(0)
+        self.leaf_rows = slice(start, start + groups)  # u_s (encoder) or u_c (decoder), or U
+        self.in_proj_sizes = [embed_dim] * len(self.packed) + [groups, padding]
+        self.in_proj_weight = nn.Parameter(torch.cat([
+            self.in_proj_weight.detach(), self.in_proj_weight.new_zeros(groups + padding, kdim)]))
+        if head_weights:
+            self.in_proj_bias = nn.Parameter(torch.cat([
+                self.in_proj_bias.detach(), self.in_proj_bias.new_zeros(groups + padding)]))
+            self.leaf_bias_padding = None
+        else:  # the paper's u has no bias: zeros stand in for it, and for the zero rows'
+            self.register_buffer("leaf_bias_padding", torch.zeros(groups + padding),
+                                 persistent=False)
         self.hierarchical_embedding = (
             HierarchicalEmbedding(hier_embed_rows, self.head_dim,
                                   released=conventions.released_embedding_init)
@@ -121,7 +130,51 @@ class TreeAttentionBase(MultiheadProjections):
             nn.init.xavier_uniform_(proj.weight, gain=1 / math.sqrt(2))
         nn.init.xavier_uniform_(self.out_proj.weight)
         nn.init.constant_(self.out_proj.bias, 0.0)
-        nn.init.normal_(self.leaf_weight, std=self.leaf_weight.size(0) ** -0.5)
+        # drawn as a C (x H) tensor, the shape u has in the paper's w = L u
+        u = torch.empty_like(self.leaf_weight)
+        nn.init.normal_(u, std=u.size(0) ** -0.5)
+        with torch.no_grad():
+            self.leaf_weight.copy_(u)
+
+    @property
+    def zero_row_parameters(self) -> int:
+        """Entries of ``in_proj_weight`` and ``in_proj_bias`` in the zero rows that align u's
+        product: counted among fairseq's parameters, never trained."""
+        padding = self.in_proj_sizes[-1]
+        return padding * self.in_proj_weight.size(1) + (
+            padding if self.leaf_bias_padding is None else 0)
+
+    @property
+    def leaf_weight(self) -> Tensor:
+        """u (C), or U (C x H) under convention (c): a view of its rows of ``in_proj_weight``."""
+        rows = self.in_proj_weight[self.leaf_rows]
+        return rows.t() if self.conventions.head_leaf_weights else rows[0]
+
+    @property
+    def leaf_bias(self) -> Optional[Tensor]:
+        """b of convention (c) (H, a view of ``in_proj_bias``); None for the paper's u."""
+        return self.in_proj_bias[self.leaf_rows] if self.conventions.head_leaf_weights else None
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        """Checkpoints made before the input projections and u were packed hold them apart
+        (``q_proj.weight``, ..., ``leaf_weight``, ``leaf_bias``). Those of another convention
+        are left as they are, for the strict load to name their keys."""
+        u = state_dict.get(prefix + "leaf_weight")
+        head_weights = self.conventions.head_leaf_weights
+        if (prefix + "in_proj_weight" not in state_dict and u is not None
+                and u.dim() == (2 if head_weights else 1)):
+            weights = [state_dict.pop(f"{prefix}{name}.weight") for name in self.packed]
+            biases = [state_dict.pop(f"{prefix}{name}.bias") for name in self.packed]
+            rows = state_dict.pop(prefix + "leaf_weight")
+            rows = rows.t() if head_weights else rows.unsqueeze(0)
+            padding = self.in_proj_sizes[-1]
+            state_dict[prefix + "in_proj_weight"] = torch.cat(
+                [*weights, rows, rows.new_zeros(padding, rows.size(1))])
+            if head_weights:
+                bias = state_dict.pop(prefix + "leaf_bias")
+                biases += [bias, bias.new_zeros(padding)]
+            state_dict[prefix + "in_proj_bias"] = torch.cat(biases)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def accumulation_rows(self) -> Optional[Tuple[int, int]]:
         """Rows of E^v and E^h, or None for -HierEmb: what the accumulation plan is built for."""
@@ -131,7 +184,7 @@ class TreeAttentionBase(MultiheadProjections):
     @property
     def leaf_weight_groups(self) -> int:
         """G: 1 w for every head (the paper), or one per head (convention (c))."""
-        return 1 if self.leaf_bias is None else self.num_heads
+        return self.leaf_rows.stop - self.leaf_rows.start
 
     def leaf_weights(self, leaf_states: Tensor) -> Tensor:
         """w of Eq. 7 (N x B x C -> N x B): w = L u.
@@ -145,21 +198,21 @@ class TreeAttentionBase(MultiheadProjections):
             weights = weights + self.leaf_bias.to(weights.dtype)
         return weights
 
-    def leaf_weight_rows(self) -> Tuple[Tensor, Optional[Tensor]]:
-        """``leaf_weights`` as more rows of an input projection: u (or U) as G x C rows, and
-        their bias (None for the paper's u, which has none)."""
-        if self.leaf_bias is None:
-            return self.leaf_weight.unsqueeze(0), None
-        return self.leaf_weight.t(), self.leaf_bias
+    def input_biases(self) -> Tuple[Tensor, ...]:
+        """The bias of ``in_proj_weight``'s product, in parts to concatenate: the paper's u has
+        no bias parameter (zeros stand in for it)."""
+        if self.leaf_bias_padding is None:
+            return (self.in_proj_bias,)
+        return self.in_proj_bias, self.leaf_bias_padding
 
-    def project_with_leaf_weights(self, x: Tensor, *projections: nn.Linear) -> Tuple[Tensor, ...]:
-        """``project`` of x and the ``leaf_weights`` of every row of x, in one product: the
-        projections' outputs, then T x B x G w (those of nodes too: they are never read)."""
-        u, bias = self.leaf_weight_rows()
-        biases = (self.leaf_bias_padding,) if bias is None else (bias, self.leaf_bias_padding)
-        *outputs, weights, _ = self.project(x, *projections,
-                                            more_weights=(u, self.leaf_weight_padding),
-                                            more_biases=biases)
+    def project_with_leaf_weights(self, x: Tensor) -> Tuple[Tensor, ...]:
+        """The packed projections of x and the ``leaf_weights`` of every row of x, in one
+        product: the projections' outputs (T x B x C each, in ``packed`` order), then T x B x G
+        w (those of nodes too: they are never read)."""
+        biases = self.input_biases()
+        bias = biases[0] if len(biases) == 1 else torch.cat(biases)
+        *outputs, weights, _ = F.linear(x, self.in_proj_weight, bias).split(
+            self.in_proj_sizes, dim=-1)
         return (*outputs, weights)
 
     def accumulated_node_values(self, tree: SourceTree, values: Tensor,
@@ -226,8 +279,7 @@ class TreeSelfAttention(TreeAttentionBase):
             raise ValueError("tree self-attention takes its mask from the tree, not attn_mask")
         need_weights = need_weights or need_head_weights
         tree, n = key_padding_mask, key_padding_mask.num_leaves
-        q, k, values, weights = self.project_with_leaf_weights(  # T x B x C, T x B x G
-            query, self.q_proj, self.k_proj, self.v_proj)
+        q, k, values, weights = self.project_with_leaf_weights(query)  # T x B x C, T x B x G
         node_values = self.accumulated_node_values(tree, values, weights)
         v = torch.cat([values[:n], node_values])  # [L-bar; N-bar']
         context, weights = self.unit_attention(q, self.split_heads(k), self.split_heads(v), tree,
@@ -276,7 +328,8 @@ class TreeCrossAttention(TreeAttentionBase):
     """
 
     def __init__(self, *args, nodes_only: bool = False, **kwargs):
-        super().__init__(*args, **kwargs)
+        # the queries are the target's: W^Q reads them alone
+        super().__init__(*args, packed=("k_proj", "v_proj"), **kwargs)
         self.beam_size = 1
         self.nodes_only = nodes_only  # --cross-attention-nodes-only: leaf keys masked
 
@@ -401,28 +454,21 @@ def source_memories(attentions: Sequence[TreeCrossAttention],
     first = attentions[0]
     count, width, groups = len(attentions), first.embed_dim, first.leaf_weight_groups
     states, n = tree.states, tree.num_leaves  # T x B x C
-    leaf_rows = [a.leaf_weight_rows() for a in attentions]
-    leaf_biases = [bias for _, bias in leaf_rows if bias is not None]
-    padding = -(count * groups) % 8  # the product's width aligned for half-precision kernels
-    weight = torch.cat([*(a.k_proj.weight for a in attentions),
-                        *(a.v_proj.weight for a in attentions), *(u for u, _ in leaf_rows),
-                        states.new_zeros(padding, states.size(-1))])
-    # the paper's u has no bias: zeros stand in for it
-    bias = torch.cat([*(a.k_proj.bias for a in attentions), *(a.v_proj.bias for a in attentions),
-                      *leaf_biases,
-                      states.new_zeros(padding + (0 if leaf_biases else count * groups))])
-    keys, values, weights, _ = F.linear(states, weight, bias).split(
-        [count * width, count * width, count * groups, padding], dim=-1)
+    weight = torch.cat([a.in_proj_weight for a in attentions])  # S of [W^K; W^V; u^T; 0]
+    bias = torch.cat([b for a in attentions for b in a.input_biases()])
+    length, batch = states.shape[:2]
+    keys, values, weights, _ = F.linear(states, weight, bias).view(length, batch, count, -1) \
+        .split(first.in_proj_sizes, dim=-1)  # T x B x S x (C, C, G, zero rows)
     plan = tree.accumulation_plan(first.accumulation_rows(), values.dtype, first.conventions)
     tables = None
     if first.hierarchical_embedding is not None:
         tables = torch.stack([a.hierarchical_embedding.weight for a in attentions])
-    node_values = accumulate_values(plan, values.transpose(0, 1), weights.transpose(0, 1),
-                                    tables).transpose(0, 1)
-    values = torch.cat([values[:n], node_values])  # [L-bar; N-bar'] of every layer
-    length, batch = values.shape[:2]
+    node_values = accumulate_values(  # the S layers' values and w as groups of their own
+        plan, values.transpose(0, 1).reshape(batch, length, count * width),
+        weights.transpose(0, 1).reshape(batch, length, count * groups), tables)
+    values = torch.cat([values[:n], node_values.transpose(0, 1).view(-1, batch, count, width)])
 
-    def by_layer(x: Tensor):  # T x B x (S C) -> S of B x H x T x D
+    def by_layer(x: Tensor):  # T x B x S x C -> S of B x H x T x D ([L-bar; N-bar'] for values)
         return x.view(length, batch, count, first.num_heads, first.head_dim) \
             .permute(2, 1, 3, 0, 4).unbind(0)
 
