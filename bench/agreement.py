@@ -489,6 +489,74 @@ def unknown_units_table(recipe: dict, recipes: str, other: str,
     return markdown_table(["BPE merges", "valid", "test", "test1 (RT snippets)", other_name], body)
 
 
+# The recipes table's columns: (split, row of bench.agreement's reports, header), then the
+# targeted conditions (bench.agreement_targeted's reports).
+RECIPE_COLUMNS = [("valid", "noun subjects", "valid: noun subjects"),
+                  ("test", "noun subjects", "Bible test: noun subjects"),
+                  ("test", "attractors 1", "Bible test: one attractor"),
+                  ("test5", "noun subjects", "Bible test lowercased: noun subjects"),
+                  ("test2", "noun subjects", "tweets: noun subjects"),
+                  ("test2", "pronoun subjects", "tweets: pronoun subjects")]
+RECIPE_CONDITIONS = ["vp-coordination + attractor", "subject-relative + attractor",
+                     "object-relative + attractor"]
+
+
+def stored_report(spec: str) -> tuple[dict, str | None]:
+    """The report at ``PATH#MODEL`` (``PATH`` from the repository root) and ``MODEL`` (None
+    where the spec names no model)."""
+    path, _, model = spec.partition("#")
+    root = Path(__file__).resolve().parents[1]
+    return json.loads((root / path).read_text(encoding="utf-8")), model or None
+
+
+def only_model(names: list[str], spec: str) -> str:
+    if len(names) != 1:
+        raise ValueError(f"{spec}: name one of {', '.join(names)} (PATH#MODEL)")
+    return names[0]
+
+
+def recipes_table(report: dict, targeted: str, rows: str) -> list[str]:
+    """bench/RESULTS.md's table of the agreement recipes and heads, a row each: first each model
+    of the recipe's defaults (``report``, a ``bench.agreement`` report of them, with
+    ``targeted`` its targeted report): its mean ± sd over its seeds in every column; then each of
+    ``rows``, comma-separated ``EFFECT#MODEL|TARGETED#MODEL``: MODEL's seed-level paired
+    difference from EFFECT's baseline (``against``), with its p, on the rows of
+    ``RECIPE_COLUMNS``, and MODEL's mean ± sd on TARGETED's conditions ``RECIPE_CONDITIONS``
+    (``#MODEL`` may be left out where the report tests or holds one model). A row is named by its
+    model's recipe (``MODEL@RECIPE``, the effect's name, else the targeted one's)."""
+    counts = {(split, row): report["summary"][split][next(iter(report["summary"][split]))][row]
+              ["count"] for split, row, _ in RECIPE_COLUMNS}
+    header = ["recipe or head (model on ...)", "seeds", "against",
+              *(f"{title} ({counts[split, row]:,})" for split, row, title in RECIPE_COLUMNS),
+              *(f"targeted: {condition}" for condition in RECIPE_CONDITIONS)]
+    defaults, _ = stored_report(targeted)
+    body = []
+    for model in sorted(report["summary"]["test"], key=model_rank):
+        cells = [report["summary"][split][model][row] for split, row, _ in RECIPE_COLUMNS]
+        body.append([f"{model_name(model)} on the defaults", str(len(cells[1]["seeds"])), "-",
+                     *(mean_sd_cell(cell) for cell in cells),
+                     *(mean_sd_cell(defaults["summary"][model][condition])
+                       for condition in RECIPE_CONDITIONS)])
+    for spec in rows.split(","):
+        effect_spec, _, targeted_spec = spec.partition("|")
+        effect, model = stored_report(effect_spec)
+        items, item_model = stored_report(targeted_spec)
+        baseline = command_option(effect, "--baseline")
+        key = f"vs {baseline}"
+        model = model or only_model([name for name in effect["summary"]["test"]
+                                     if name != baseline], effect_spec)
+        item_model = item_model or only_model(list(items["summary"]), targeted_spec)
+        named = model if "@" in model or "@" not in item_model else item_model
+        tests = [effect["summary"][split][model][row].get(key) for split, row, _ in RECIPE_COLUMNS]
+        body.append([model_name(named),
+                     str(len(effect["summary"]["test"][model]["noun subjects"]["seeds"])),
+                     model_name(baseline),
+                     *("-" if test is None else difference_cell(test) for test in tests),
+                     *(mean_sd_cell(items["summary"][item_model][condition])
+                       for condition in RECIPE_CONDITIONS)])
+    return markdown_table(header, body)
+
+
 def split_name(split: str, title: str) -> str:
     return title if split == "test" else f"{split}: {title}"
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.report import end_report, machine, markdown_table
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import TreeSyntaxError, format_bracketed, parse_bracketed
-from fairseq_tree.trees import hierarchical_generalization as hg
+from bench import hierarchical_grammar as hg
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURES = ("full_sentence", "scored_word", "linear_word", "linear_sentence")

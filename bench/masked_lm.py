@@ -115,7 +115,7 @@ def masked_word_perplexity(checkpoint: Path, units: Path, batch_size: int = 256)
     per word), ppl = exp(-sum log p(word) / words). Words whose unit is <unk> are not scored."""
     from fairseq.data.data_utils import collate_tokens
 
-    from fairseq_tree.inference.masked_lm import load_masked_lm
+    from fairseq_tree.models.masked_lm_hub import load_masked_lm
 
     hub = load_masked_lm(str(checkpoint))  # either model: the Tree Transformer or the baseline
     model, vocab, samples = hub.model.cpu(), hub.dictionary, []

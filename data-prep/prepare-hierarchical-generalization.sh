@@ -17,6 +17,8 @@ source "$here/common.sh"
 data=${DATA:-data}
 [[ $data == /* ]] || data=$repo/$data
 trees=(gold right-branching)
+# the grammars are the benchmark's (bench/hierarchical_grammar.py), which scores against them
+export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
 python "$data_prep/prepare_hierarchical_generalization.py" --out "$data" --task question \
   --trees "${trees[@]}" --seed "${SEED:-1}" --workers "${WORKERS:-$(nproc)}" ${SIZES:-}
 [[ -z ${SPACY_MODEL:-} ]] || trees+=(spacy)

@@ -21,6 +21,7 @@ if not hasattr(np, "compat"):
 from fairseq_tree import criterions, models, tasks  # noqa: E402,F401  (registers them with fairseq)
 from fairseq_tree.checkpoints import allow_fairseq_checkpoints, refuse_unsafe_checkpoints  # noqa: E402
 from fairseq_tree.errors import install_for_fairseq_commands  # noqa: E402
+from fairseq_tree.hub import from_pretrained as translation_hub  # noqa: E402
 from fairseq_tree.process_group import destroy_process_group_at_exit  # noqa: E402
 
 # Registration, as the imports above register tasks and models: the classes fairseq checkpoints
@@ -30,3 +31,5 @@ allow_fairseq_checkpoints()
 refuse_unsafe_checkpoints()
 install_for_fairseq_commands()
 destroy_process_group_at_exit()
+# The models' front door to the hub above them (as fairseq's from_pretrained reaches hub_utils).
+models.Tree2SeqModel.hub_loader = translation_hub

@@ -14,6 +14,7 @@ switch, ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1``, set by you for that one command.
 import argparse
 import collections
 import functools
+import os
 import pickle
 import re
 import typing
@@ -65,6 +66,27 @@ def load_checkpoint(path, map_location="cpu", mmap=False) -> dict:
         return torch.load(path, map_location=map_location, weights_only=True, mmap=mmap)
     except pickle.UnpicklingError as error:
         raise CheckpointRefused(str(path), error) from None
+
+
+class CheckpointError(FairseqTreeError):
+    """A file that is no fairseq checkpoint (or not of the model asked for)."""
+
+
+def read_checkpoint(path: str) -> dict:
+    """A checkpoint's state, weights only; ``FileNotFoundError`` or ``CheckpointError`` naming
+    the file when it is missing or no fairseq checkpoint."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{path}: no such checkpoint file")
+    try:
+        state = checkpoint_utils.load_checkpoint_to_cpu(path)
+    except FairseqTreeError:
+        raise  # the weights-only loader's refusal names the file and the class
+    except Exception as err:  # torch.load raises many kinds for a file that is no checkpoint
+        raise CheckpointError(f"{path}: not a fairseq checkpoint ({type(err).__name__}: "
+                              f"{err})") from None
+    if not isinstance(state, dict) or state.get("cfg") is None or "model" not in state:
+        raise CheckpointError(f"{path}: not a fairseq checkpoint (no cfg and model)")
+    return state
 
 
 def checkpoint_updates(path) -> int:

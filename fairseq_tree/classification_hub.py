@@ -40,7 +40,8 @@ from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.data.tree_files import HEADS
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.inference.loading import TEXT_STEPS, load_for_inference, read_checkpoint
+from fairseq_tree.checkpoints import read_checkpoint
+from fairseq_tree.inference.loading import TEXT_STEPS, load_for_inference
 from fairseq_tree.inference.text import TextPipeline
 from fairseq_tree.tasks.tree_classification import TreeClassificationTask
 from fairseq_tree.tasks.tree_translation import InputTreeError, read_input_tree

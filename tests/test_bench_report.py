@@ -244,3 +244,65 @@ def test_the_examples_table_counts_made_past_tense_and_contrast_examples_only_wh
         {"stats": {"train": {**split(12, 4), "contrast copies": 3}}}, ["train"])
     assert both[0].endswith("| of them made coordinations | of them contrast copies |")
     assert both[2] == "| train | 12 | 2 (1 / 1) | 10 | 1 / 1 | 4 | 3 |"
+
+
+def markdown_rows(lines: list[str]) -> list[dict]:
+    """The rows of a Markdown table (its first, from ``lines[0]``) as dicts by header."""
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    rows = []
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")))))
+    return rows
+
+
+def test_the_recipes_table_gives_the_cells_of_the_effect_and_targeted_tables():
+    """bench.agreement.recipes_table, a row a recipe: the defaults' mean ± sd, each recipe's
+    difference (p) from its report's baseline and its targeted accuracies are the cells that
+    attractor_table and targeted_table write from the same JSONs; a report that tests or holds
+    several models needs its #MODEL."""
+    from bench import agreement, agreement_targeted
+
+    def load(name):
+        return json.loads((ROOT / "bench" / "results" / name).read_text(encoding="utf-8"))
+
+    effect = "agreement-coordination-main-effect.json"
+    items = "agreement-coordination-main-targeted.json"
+    roberta = "agreement-coordination-main-roberta-effect.json"
+    rows = markdown_rows(agreement.recipes_table(
+        load("agreement-case.json"), "bench/results/agreement-case-targeted.json",
+        f"bench/results/{effect}|bench/results/{items}#rta,"
+        f"bench/results/{roberta}|bench/results/{items}#roberta"))
+    assert [row["recipe or head (model on ...)"] for row in rows] == [
+        "Recursive Tree Attention on the defaults", "roberta (leaves) on the defaults",
+        "Recursive Tree Attention on lowercased leaves and main-clause coordinations",
+        "roberta (leaves) on lowercased leaves and main-clause coordinations"]
+    defaults = markdown_rows(agreement.attractor_table(load("agreement-case.json"), "test"))
+    assert rows[0]["Bible test: noun subjects (2,488)"] == defaults[0]["noun subjects (2,488)"]
+    assert rows[1]["Bible test: noun subjects (2,488)"] == defaults[1]["noun subjects (2,488)"]
+    for split, row, column in (("valid", "noun subjects", "valid: noun subjects (2,508)"),
+                               ("test", "noun subjects", "Bible test: noun subjects (2,488)"),
+                               ("test", "attractors 1", "Bible test: one attractor (134)"),
+                               ("test2", "noun subjects", "tweets: noun subjects (863)")):
+        for recipe, name in ((rows[2], effect), (rows[3], roberta)):
+            lines = agreement.attractor_table(load(name), split, references=False,
+                                              holm_family=False)
+            tested = markdown_rows(lines[lines.index("") + 1:])
+            assert [recipe[column]] == [cell for key, cell in tested[0].items()
+                                        if key.startswith(f"{row} (")], (name, split, row)
+    assert rows[2]["valid: noun subjects (2,508)"] == "-0.67 (0.11)"
+    targeted = {row["condition"]: row for row in markdown_rows(
+        agreement_targeted.targeted_table(load(items)))}
+    condition = "vp-coordination + attractor"
+    rta, roberta_cell = (targeted[condition][f"{name} (3 seeds)"]
+                         for name in ("Recursive Tree Attention", "roberta (leaves)"))
+    assert rows[2][f"targeted: {condition}"] == rta
+    assert rows[3][f"targeted: {condition}"] == roberta_cell
+    assert rows[0][f"targeted: {condition}"] == "41.45 ± 7.34"
+    assert [row["against"] for row in rows[2:]] == [
+        "Recursive Tree Attention on lowercased leaves", "roberta (leaves) on lowercased leaves"]
+    with pytest.raises(ValueError, match=r"#MODEL"):
+        agreement.recipes_table(load("agreement-case.json"),
+                                "bench/results/agreement-case-targeted.json",
+                                f"bench/results/{effect}|bench/results/{items}")

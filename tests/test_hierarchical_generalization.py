@@ -1,5 +1,5 @@
-"""McCoy et al.'s (2020) tense reinflection and question formation (fairseq_tree.trees.
-hierarchical_generalization, data-prep/prepare_hierarchical_generalization.py): the grammars'
+"""McCoy et al.'s (2020) tense reinflection and question formation (bench.
+hierarchical_grammar, data-prep/prepare_hierarchical_generalization.py): the grammars'
 yield, the gold trees, both rules' targets, the ambiguity constraint, the right-branching
 control and the recipe's data-bin, down to fairseq-train and fairseq-generate on the
 generalization split."""
@@ -19,7 +19,7 @@ from bench import hierarchical_generalization_seeds as seeds
 from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.parsing import build_parser, right_branching_tree
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
-from fairseq_tree.trees import hierarchical_generalization as hg
+from bench import hierarchical_grammar as hg
 
 # The productions the grammars allow: label -> the children's labels.
 PRODUCTIONS = {

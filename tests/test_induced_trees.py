@@ -11,7 +11,7 @@ from conftest import PLUGIN_DIR, ROOT, run_cli, write_lines
 from fairseq.data import Dictionary
 
 from fairseq_tree.cli import parse as parse_cli
-from fairseq_tree.inference.masked_lm import MaskedLMHubInterface
+from fairseq_tree.models.masked_lm_hub import MaskedLMHubInterface
 from fairseq_tree.parsing import induced
 from fairseq_tree.trees import induce, induced_tree, parse_bracketed, parse_tree
 

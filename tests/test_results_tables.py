@@ -74,3 +74,34 @@ def test_the_list_of_questions_links_every_section_and_readme_links_resolve():
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"RESULTS\.md#([\w-]+)", doc.read_text(encoding="utf-8")):
             assert target in anchors, f"{doc.name}: RESULTS.md#{target} names no heading"
+
+
+def sections(text: str) -> dict:
+    """RESULTS.md's ``## `` sections by title: their lines, up to the next ``#`` or ``##``."""
+    found, title = {}, None
+    for line in text.splitlines():
+        if line.startswith(("# ", "## ")):
+            title = line if line.startswith("## ") else None
+            if title:
+                found[title] = []
+        elif title:
+            found[title].append(line)
+    return found
+
+
+def test_results_reads_as_a_reference():
+    """Each question's section reads in a few minutes: at most ~300 lines, a verdict of at most
+    ~600 characters; and README's system rows stay a line or two (at most 600 characters)."""
+    found = sections(tables.RESULTS.read_text(encoding="utf-8"))
+    found.pop("## The questions")  # the list of them
+    assert len(found) > 20
+    for title, lines in found.items():
+        assert len(lines) <= 310, (title, len(lines))
+        text = "\n".join(lines)
+        verdict = re.search(r"\*\*Verdict\.\*\* (.*?)(?:\n\n|$)", text, re.S)
+        assert verdict, title
+        assert len(" ".join(verdict.group(1).split())) <= 610, title
+    rows = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+            if line.count(" | ") >= 3 and not line.startswith("System |")]
+    assert len(rows) >= 8
+    assert all(len(row) <= 600 for row in rows), [row[:40] for row in rows if len(row) > 600]

@@ -16,18 +16,14 @@ from typing import Dict, List, Optional
 from fairseq import checkpoint_utils
 from fairseq.dataclass.utils import overwrite_args_by_name
 
+from fairseq_tree.checkpoints import read_checkpoint
 from fairseq_tree.data.recipe import Recipe, TextSteps
-from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.inference.text import recipe_steps
 
 # BPE files fairseq's hub takes from a model folder, and the text step each gives.
 MODEL_FOLDER_BPE = {"code": "bpe_codes", "bpecodes": "bpe_codes",
                     "sentencepiece.bpe.model": "sentencepiece_model"}
 TEXT_STEPS = {f.name for f in fields(TextSteps)}
-
-
-class CheckpointError(FairseqTreeError):
-    """A file that is no fairseq checkpoint (or not of the model asked for)."""
 
 
 @dataclass
@@ -39,23 +35,6 @@ class Loaded:
     models: List
     text: TextSteps
     state: dict  # the first checkpoint's, as read (its cfg, as trained)
-
-
-def read_checkpoint(path: str) -> dict:
-    """A checkpoint's state, weights only; ``FileNotFoundError`` or ``CheckpointError`` naming
-    the file when it is missing or no fairseq checkpoint."""
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{path}: no such checkpoint file")
-    try:
-        state = checkpoint_utils.load_checkpoint_to_cpu(path)
-    except FairseqTreeError:
-        raise  # the weights-only loader's refusal names the file and the class
-    except Exception as err:  # torch.load raises many kinds for a file that is no checkpoint
-        raise CheckpointError(f"{path}: not a fairseq checkpoint ({type(err).__name__}: "
-                              f"{err})") from None
-    if not isinstance(state, dict) or state.get("cfg") is None or "model" not in state:
-        raise CheckpointError(f"{path}: not a fairseq checkpoint (no cfg and model)")
-    return state
 
 
 def data_folder(model_folder: str, data: Optional[str]) -> str:

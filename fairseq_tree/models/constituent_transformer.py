@@ -23,6 +23,7 @@ from fairseq.modules.transformer_sentence_encoder import init_bert_params
 from fairseq.utils import safe_getattr, safe_hasattr
 
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.models.masked_lm_hub import MaskedLMHubInterface, load_masked_lm
 from fairseq_tree.modules.constituent_attention import ConstituentEncoderLayer, LinkChain
 
 
@@ -69,15 +70,6 @@ class ConstituentRobertaEncoder(RobertaEncoder):
         }
 
 
-class MaskedLMCheckpointError(FairseqTreeError):
-    """A checkpoint or dictionary that is not a usable masked LM; ``argument`` says which of the
-    two (``checkpoint`` or ``dictionary``), so a command line can name its own flag."""
-
-    def __init__(self, argument: str, message: str):
-        super().__init__(message)
-        self.argument = argument
-
-
 @register_model("constituent_transformer")
 class ConstituentTransformerModel(RobertaModel):
     """Tree Transformer: Wang, Lee and Chen, "Tree Transformer: Integrating Tree Structures into
@@ -86,12 +78,10 @@ class ConstituentTransformerModel(RobertaModel):
 
     @classmethod
     def from_pretrained(cls, model_name_or_path: str, checkpoint_file: str = "model.pt",
-                        dictionary_file: Optional[str] = None):
+                        dictionary_file: Optional[str] = None) -> MaskedLMHubInterface:
         """A trained constituent_transformer for reading its links (``link_probabilities``):
         the checkpoint ``checkpoint_file`` in the folder ``model_name_or_path``, with the
         dictionary ``dictionary_file`` (default: the dict.txt of its training data)."""
-        from fairseq_tree.inference.masked_lm import load_masked_lm  # the hub: deferred
-
         return load_masked_lm(os.path.join(model_name_or_path, checkpoint_file), dictionary_file,
                               "constituent_transformer")
 

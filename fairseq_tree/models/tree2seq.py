@@ -29,6 +29,9 @@ class Tree2SeqModel(TransformerModel):
     """
 
     reads_trees = True
+    # The translation hub's loader (``fairseq_tree.hub.from_pretrained``): the hub sits above the
+    # models, and the package sets it when it loads (``fairseq_tree/__init__.py``).
+    hub_loader = None
 
     @classmethod
     def hub_models(cls):
@@ -55,10 +58,8 @@ class Tree2SeqModel(TransformerModel):
                 ones win over the recipe's), ``detokenize``, and fairseq's overrides
                 (``source_lang``, ``target_lang``, ``batch_size``, ``max_tokens``, ...).
         """
-        from fairseq_tree.hub import from_pretrained  # the hub sits above the models: deferred
-
-        return from_pretrained(model_name_or_path, checkpoint_file, data_name_or_path, recipe,
-                               archive_map=cls.hub_models(), **kwargs)
+        return cls.hub_loader(model_name_or_path, checkpoint_file, data_name_or_path, recipe,
+                              archive_map=cls.hub_models(), **kwargs)
 
     @classmethod
     def add_args(cls, parser):

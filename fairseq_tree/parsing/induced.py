@@ -28,10 +28,8 @@ FLAGS = {"checkpoint": "--induced-checkpoint", "dictionary": "--induced-dict"}
 def load_model(checkpoint: str, dictionary: str | None):
     """The checkpoint's hub (``ConstituentTransformerModel.from_pretrained``); its problems said
     with the flag that named the file."""
-    from fairseq_tree.models.constituent_transformer import (
-        ConstituentTransformerModel,
-        MaskedLMCheckpointError,
-    )
+    from fairseq_tree.models.constituent_transformer import ConstituentTransformerModel
+    from fairseq_tree.models.masked_lm_hub import MaskedLMCheckpointError
 
     try:
         return ConstituentTransformerModel.from_pretrained(

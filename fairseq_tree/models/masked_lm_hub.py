@@ -1,6 +1,7 @@
 """The masked LM's hub (``ConstituentTransformerModel.from_pretrained``, ``--parser induced``,
-``bench/masked_lm.py``): a ``masked_lm`` checkpoint read by the one loader's
-``read_checkpoint`` (weights only), its dictionary, and the model's link probabilities.
+``bench/masked_lm.py``): a ``masked_lm`` checkpoint read weights only
+(``checkpoints.read_checkpoint``), its dictionary, and the model's link probabilities. It sits
+with the models, below the parsers: the induced parser reads trees off such a model.
 """
 
 import os
@@ -8,9 +9,17 @@ from typing import List, Optional
 
 import torch
 
+from fairseq_tree.checkpoints import CheckpointError, read_checkpoint
 from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.inference.loading import CheckpointError, read_checkpoint
-from fairseq_tree.models.constituent_transformer import MaskedLMCheckpointError
+
+
+class MaskedLMCheckpointError(FairseqTreeError):
+    """A checkpoint or dictionary that is not a usable masked LM; ``argument`` says which of the
+    two (``checkpoint`` or ``dictionary``), so a command line can name its own flag."""
+
+    def __init__(self, argument: str, message: str):
+        super().__init__(message)
+        self.argument = argument
 
 
 def read_masked_lm_checkpoint(path: str, model_name: Optional[str]) -> dict:
@@ -73,8 +82,6 @@ def build_masked_lm(state: dict, dictionary):
 def load_masked_lm(path: str, dictionary_file: Optional[str] = None,
                    model_name: Optional[str] = None) -> "MaskedLMHubInterface":
     """A masked LM checkpoint (of ``model_name``'s model, when given) for inference."""
-    import fairseq_tree.models  # noqa: F401  (registers the models a checkpoint may name)
-
     state = read_masked_lm_checkpoint(path, model_name)
     dictionary = read_masked_lm_dictionary(dictionary_file, state, path)
     return MaskedLMHubInterface(build_masked_lm(state, dictionary), dictionary)
