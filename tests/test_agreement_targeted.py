@@ -394,6 +394,7 @@ def run_targeted(*args):
                           check=False)
 
 
+@pytest.mark.slow
 def test_end_to_end_through_the_classification_hub(recipe_and_model, tmp_path):
     work, checkpoint = recipe_and_model
     # The stand-in Bibles have no noun in both numbers: every built-in one is rare there.

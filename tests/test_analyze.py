@@ -55,6 +55,7 @@ def by_hand(task) -> dict:
             "words": words, "real_nodes": real_nodes}
 
 
+@pytest.mark.slow
 def test_node_shares_equal_a_hand_computation(uniform):
     model, task, result = uniform
     expected = by_hand(task)
@@ -84,6 +85,7 @@ def test_batches_and_the_first_sentences(uniform):
     assert first["target_tokens"] == sum(len(task.dataset("test")[i]["target"]) for i in range(5))
 
 
+@pytest.mark.slow
 def test_command_line_json_and_pictures(trained, tmp_path):
     data, checkpoint, _ = trained
     out = run_cli("fairseq-tree-analyze", data, "--path", checkpoint, "--json",
@@ -100,6 +102,7 @@ def test_command_line_json_and_pictures(trained, tmp_path):
         assert picture[:8] == b"\x89PNG\r\n\x1a\n" and len(picture) > 10_000
 
 
+@pytest.mark.slow
 def test_clear_errors(trained, tmp_path):
     data, checkpoint, _ = trained
     proc = run_cli("fairseq-tree-analyze", data, "--path", tmp_path / "none.pt", check=False)

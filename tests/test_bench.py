@@ -31,6 +31,7 @@ LAYER_ROWS = ("mha", "tree-attn", "tree-attn/layer", "layer", "tree-layer")
 RATIOS = {"attention": ("tree-attn", "mha"), "encoder-layer": ("tree-layer", "layer")}
 
 
+@pytest.mark.slow
 def test_accumulation_benchmark_reports_every_method(tmp_path, capsys):
     report = accumulation.main(["--sizes", "6", "12", "--batch", "2", "--dim", "16", "--heads", "2",
                                 "--ffn", "32", "--rows", "8", "--repeats", "1", "--device", "cpu",
@@ -139,6 +140,7 @@ def test_module_timer_counts_each_call_of_the_modules():
     assert not slow[1]._forward_hooks  # the timer's hooks are gone once it is read
 
 
+@pytest.mark.slow
 def test_generation_benchmark_loads_trained_checkpoints(trained, tmp_path):
     """With --checkpoints both models are fairseq-train's, loaded as fairseq-generate loads them,
     translating to their own lengths; --max-batches keeps evenly spaced batches."""
@@ -162,6 +164,7 @@ TINY_SIZES = ("--encoder-embed-dim 32 --encoder-ffn-embed-dim 64 --encoder-atten
               "--decoder-attention-heads 2 --decoder-layers 1")
 
 
+@pytest.mark.slow
 def test_training_benchmark_compares_the_same_batches(tmp_path, capsys, monkeypatch):
     """bench/training.py at a toy size: fairseq's trainer runs both models of the quickstart
     config on the same sentences; times, memory, FLOPs, ratios and the profile are reported."""
@@ -226,6 +229,7 @@ def test_kernel_time_table_counts_each_kernel_once_under_its_operator():
     assert lines[2:] == ["| iwslt fp16 | 4 | 2.75 | 1.60 | 1.719x | 0.750 | 0.100 |"]
 
 
+@pytest.mark.slow
 def test_operator_account_of_one_update_at_the_iwslt_size(tmp_path):
     """bench/operator_account.py at the paper's IWSLT size, in float32 and as
     --memory-efficient-fp16 runs on the CPU: one whole update of tree2seq in float32 dispatches at
@@ -260,6 +264,7 @@ def test_operator_account_of_one_update_at_the_iwslt_size(tmp_path):
     assert half["in_half"]["tree_specific"] > 0  # the tree path does run in half
 
 
+@pytest.mark.slow
 def test_parameter_report_matches_the_models(tmp_path, capsys):
     rows = parameters.main(["--vocabulary", "1000", "--json", str(tmp_path / "p.json")])
     assert [r["tree2seq"] for r in rows] == [pair[0] for pair in parameters.PAIRS]
@@ -269,6 +274,7 @@ def test_parameter_report_matches_the_models(tmp_path, capsys):
         assert 0 < row["tree2seq_parameters"] - row["transformer_parameters"] < 200_000
 
 
+@pytest.mark.slow
 def test_synthetic_benchmark_scores_every_model_and_size(tmp_path):
     """bench/synthetic.py end to end at a toy size: data, training, evaluation, table, plot."""
     from bench import synthetic
@@ -429,6 +435,7 @@ def test_end_to_end_phases_keep_the_first_epoch_apart():
     assert train_end_to_end.phase_times(one_epoch, 0)["after_first_epoch"] is None
 
 
+@pytest.mark.slow
 def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_batches(tmp_path):
     """bench/train_end_to_end.py at a toy size: the config's real training command for both
     models, times from fairseq's JSON log, the floor on the batches those updates trained on
@@ -506,6 +513,7 @@ def test_training_record_sums_the_seconds_of_a_resumed_run():
                                             "train_seconds": 121 + 58}
 
 
+@pytest.mark.slow
 def test_sentiment_benchmark_runs_every_model_and_seed(tmp_path):
     """bench/sentiment.py end to end on the snippets recipe's stand-in: each model trained
     with each seed (the checkpoints say so), evaluated, summarised."""
@@ -573,6 +581,7 @@ def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
     assert table[2].startswith("| 1 | 3 | ")
 
 
+@pytest.mark.slow
 def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
     """bench/seeds.py at a toy size: every model and seed trained once, the mean and sd of its
     sacreBLEU, sacrebleu's paired bootstrap per seed; a second call runs nothing again."""
@@ -657,6 +666,7 @@ def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
         f"| tree | +12.50 ({test['p_value']:.2g}) | - |"]
 
 
+@pytest.mark.slow
 def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_nodes(
         tmp_path, example):
     """The sources of the token-matched copy: N leaves, their leaves again up to M more, </s>;
@@ -677,6 +687,7 @@ def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_n
     assert (copy / "train.en-fr.fr.bin").resolve() == (data_bin / "train.en-fr.fr.bin").resolve()
 
 
+@pytest.mark.slow
 def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
     """bench/device.sh with DRY_RUN=1: its figure steps at toy sizes on the CPU (the operator
     account, fairseq-train timed through bench/measured_train.py, the float32 runs, the half-
@@ -730,6 +741,7 @@ def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
     assert "| tree2seq |" in report.stdout
 
 
+@pytest.mark.slow
 def test_device_job_list_dry_run_on_the_cpu(tmp_path):
     """bench/device.sh with JOBS: the list runs through bench/parallel_jobs.py under the deadline,
     res/ comes back packed without its checkpoints, each checkpoint on its own, as last written:

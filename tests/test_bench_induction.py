@@ -43,6 +43,7 @@ def induction_run(tmp_path_factory):
     return tmp, argv, induction.main(argv)
 
 
+@pytest.mark.slow
 def test_induction_benchmark_scores_trees_and_perplexity(induction_run):
     tmp_path, _, report = induction_run
     assert json.loads((tmp_path / "r.json").read_text())["results"] == report["results"]
@@ -64,6 +65,7 @@ def test_induction_benchmark_scores_trees_and_perplexity(induction_run):
     assert all(r["masked_words"]["perplexity"] > 1 for r in rows[1:])
 
 
+@pytest.mark.slow
 def test_induction_benchmark_resumes_from_its_json(induction_run, tmp_path, monkeypatch, capsys):
     """The runs in --json are not made again, nor their corpus prepared; each new run is in the
     JSON as soon as it is done; the summary is of old and new runs."""
@@ -112,6 +114,7 @@ def assert_refuses_other_settings(main, argv, option, json_path, monkeypatch):
     assert "\n" not in message and json_path.read_text() == before
 
 
+@pytest.mark.slow
 def test_induction_benchmark_refuses_a_json_of_other_settings(induction_run, monkeypatch):
     tmp_path, argv, _ = induction_run
     assert_refuses_other_settings(induction.main, argv, "--max-update", tmp_path / "r.json",
@@ -203,6 +206,7 @@ def translation_run(tmp_path_factory):
         return tmp, argv, induced_translation.main(argv)
 
 
+@pytest.mark.slow
 def test_french_induced_tree_recipe_and_translation(translation_run):
     tmp_path, _, report = translation_run
     data, work = tmp_path / "data", tmp_path / "work"
@@ -225,6 +229,7 @@ def test_french_induced_tree_recipe_and_translation(translation_run):
         assert all(tree.startswith("(ROOT ") for tree in flat_trees)
 
 
+@pytest.mark.slow
 def test_induced_translation_resumes_from_its_json(translation_run, tmp_path, monkeypatch,
                                                    capsys):
     """The runs in --json are not made again; more base-pair models later need neither a masked
@@ -254,6 +259,7 @@ def test_induced_translation_resumes_from_its_json(translation_run, tmp_path, mo
         ("bible-fr-en", "tree2seq")]
 
 
+@pytest.mark.slow
 def test_no_induced_runs_the_base_pair_models_only(translation_run, tmp_path, monkeypatch):
     """``--no-induced`` (the base pair's models, beside an induced-tree call on the other core)
     neither trains a masked LM nor induces trees."""
@@ -274,6 +280,7 @@ def test_no_induced_runs_the_base_pair_models_only(translation_run, tmp_path, mo
     assert [(r["pair"], r["model"]) for r in rows] == ran
 
 
+@pytest.mark.slow
 def test_induced_translation_refuses_a_json_of_other_settings(translation_run, monkeypatch):
     tmp_path, argv, _ = translation_run
     assert_refuses_other_settings(induced_translation.main, argv, "--lm-max-update",

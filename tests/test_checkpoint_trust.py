@@ -23,6 +23,7 @@ from test_recursive_training import COMMON, MULTI_BRANCH, TREE_ATTENTION
 SWITCH = "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"
 
 
+@pytest.mark.slow
 def test_importing_the_plugin_turns_no_safety_off():
     env = {k: v for k, v in os.environ.items() if k != SWITCH}
     proc = subprocess.run([sys.executable, "-c", "import fairseq_tree, os; "
@@ -68,6 +69,7 @@ def assert_refused_in_one_line(proc, line: str, marker):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_fairseq_generate_and_validate_refuse_it(crafted):
     data, path, marker = crafted
     for command in ("fairseq-generate", "fairseq-validate"):
@@ -77,6 +79,7 @@ def test_fairseq_generate_and_validate_refuse_it(crafted):
         assert_refused_in_one_line(proc, refusal(path), marker)
 
 
+@pytest.mark.slow
 def test_fairseq_train_refuses_it_as_a_restore_file(crafted, tmp_path):
     data, path, marker = crafted
     proc = run_cli("fairseq-train", data, *TRAIN, "--max-update", "1", "--save-dir", tmp_path,
@@ -84,6 +87,7 @@ def test_fairseq_train_refuses_it_as_a_restore_file(crafted, tmp_path):
     assert_refused_in_one_line(proc, refusal(path), marker)
 
 
+@pytest.mark.slow
 def test_fairseq_tree_translate_refuses_it(crafted, tmp_path):
     data, path, marker = crafted
     source = write_lines(tmp_path / "in.en", ["(ROOT (S (NP God) (VP saw)))"])
@@ -93,6 +97,7 @@ def test_fairseq_tree_translate_refuses_it(crafted, tmp_path):
     assert_refused_in_one_line(proc, f"fairseq-tree-translate: error: {refusal(path)}", marker)
 
 
+@pytest.mark.slow
 def test_from_pretrained_raises_and_runs_nothing(crafted):
     data, path, marker = crafted
     with pytest.raises(CheckpointRefused) as refused:
@@ -174,6 +179,7 @@ MODELS = {
 
 # every model with its optimizer's state (what fairseq saves by default: the most objects), and
 # --no-save-optimizer-state once (the state without the optimizer's, the same model objects)
+@pytest.mark.slow
 @pytest.mark.parametrize("model, optimizer_state",
                          [(model, True) for model in MODELS] + [("tree2seq", False)],
                          ids=[f"{model}-with-optimizer" for model in MODELS] + ["tree2seq-weights"])

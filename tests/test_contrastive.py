@@ -145,6 +145,7 @@ def recipe(example, tmp_path_factory):
     return work
 
 
+@pytest.mark.slow
 def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
     """Seeds of two models (the same checkpoint): accuracies per cell that the per-item scores
     give, and a reference above its contrast exactly where the scores say so."""
@@ -229,6 +230,7 @@ def test_bench_scores_every_item_with_every_model(recipe, trained, tmp_path):
         f"{checkpoint}: no such checkpoint file, and no results for d:1 in {out} to keep")
 
 
+@pytest.mark.slow
 def test_bench_names_a_missing_checkpoint(recipe, tmp_path):
     generate(tmp_path, "--per-cell", 2)
     missing = tmp_path / "none.pt"
@@ -241,6 +243,7 @@ def test_bench_names_a_missing_checkpoint(recipe, tmp_path):
         f"contrastive.py: error: {missing}: no such checkpoint file")
 
 
+@pytest.mark.slow
 def test_bench_names_a_parser_that_cannot_run(recipe, trained, tmp_path):
     """A recipe whose parser is missing here (stanza without its models) is one line naming the
     parser and how to get it, not a traceback from inside the hub."""

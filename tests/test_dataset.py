@@ -55,6 +55,7 @@ def per_sentence(batch, dictionary):
 
 
 # fairseq turns a bool option that defaults to True into a flag that sets it to False.
+@pytest.mark.slow
 @pytest.mark.parametrize("left_pad", [True, False])
 def test_padded_batch_equals_one_sentence_batches(data_bin, left_pad):
     task, dataset = setup_task(data_bin, *([] if left_pad else ["--left-pad-source"]))

@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import pytest
 from fairseq.data import Dictionary
 
 from conftest import BIBLE, PLUGIN_DIR, ROOT, run_cli
@@ -24,6 +25,7 @@ def test_sample_provenance_and_alignment():
     assert "link-grammar" in (BIBLE / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_example_trains_and_translates(example):
     work, proc = example
     assert (work / "checkpoints" / "checkpoint_last.pt").exists()
@@ -35,6 +37,7 @@ def test_example_trains_and_translates(example):
     assert "BLEU4" in generated
 
 
+@pytest.mark.slow
 def test_validate_on_tree_data(example):
     work, _ = example
     proc = run_cli(
@@ -45,6 +48,7 @@ def test_validate_on_tree_data(example):
     assert re.search(r"valid on 'valid' subset \| loss [\d.]+", proc.stdout + proc.stderr)
 
 
+@pytest.mark.slow
 def test_interactive_reads_trees_and_applies_bpe(example):
     work, _ = example
     raw = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()[:3]
@@ -64,6 +68,7 @@ def test_interactive_reads_trees_and_applies_bpe(example):
     assert len(re.findall(r"^H-\d+\t", proc.stdout, flags=re.M)) == 3
 
 
+@pytest.mark.slow
 def test_plugin_works_from_an_installed_copy(example, tmp_path):
     """A non-editable install of the package is a working --user-dir."""
     target = tmp_path / "site"

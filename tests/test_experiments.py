@@ -503,6 +503,7 @@ def perl_compound_split(src: Path, dst: Path):
                        stdout=fout, check=True)
 
 
+@pytest.mark.slow
 def test_tokenized_bleu_is_fairseq_score_with_compound_splitting(tmp_path):
     hyps = ["le chat-noir dort sur le tapis .", "il a dit-il bonjour", "un deux trois quatre cinq"]
     refs = ["le chat-noir dort sur un tapis .", "il dit-il : bonjour", "un deux trois quatre six"]
@@ -522,6 +523,7 @@ def test_tokenized_bleu_is_fairseq_score_with_compound_splitting(tmp_path):
     assert results[True]["tokenized_sys_len"] == results[False]["tokenized_sys_len"] + 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model,average", [("tree2seq", 2), ("transformer", 3)])
 def test_train_and_evaluate_on_a_recipe_layout(bible_pair, tmp_path, model, average):
     work = bible_pair

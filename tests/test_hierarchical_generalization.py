@@ -168,6 +168,7 @@ def written(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(written):
     assert sorted(p.name for p in written.iterdir()) == [
         "question", "question-right-branching", "tense", "tense-right-branching"]
@@ -225,6 +226,7 @@ def checkpoint(written, tmp_path_factory):
     return save / "checkpoint_last.pt"
 
 
+@pytest.mark.slow
 def test_tree2seq_trains_and_generates_the_generalization_split(written, checkpoint):
     flags = [flag if flag != "test" else "test1" for flag in GENERATE]
     proc = run_cli("fairseq-generate", written / "tense" / "data-bin", *flags, "--path", checkpoint,
@@ -253,6 +255,7 @@ def test_scores_tell_the_hierarchical_rule_from_the_linear_one(task):
     assert test["all"]["full_sentence"] == 100 and test["all"]["linear_word"] == 0
 
 
+@pytest.mark.slow
 def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
         written, checkpoint, tmp_path):
     report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
@@ -285,6 +288,7 @@ def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
         report["splits"]["gen"]["by_subject_modifier"])
 
 
+@pytest.mark.slow
 def test_attention_at_the_scored_word_is_shared_out_over_the_roles(written, checkpoint):
     report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
                            "--split", "gen", "--attention", "10"])
@@ -308,6 +312,7 @@ def test_attention_at_the_scored_word_is_shared_out_over_the_roles(written, chec
                       "--attention", "3"])
 
 
+@pytest.mark.slow
 def test_a_line_outside_the_grammar_is_an_error_naming_it(written, checkpoint, tmp_path):
     bad = tmp_path / "bad.trees"
     bad.write_text("(S (NP (DT the) (NN dog)) (VP (VBD barked)) (. .))\n")
@@ -358,6 +363,7 @@ def test_seed_summary_tests_every_system_against_the_first_with_holm():
     assert any("97.3" in line for line in seeds.paper_table(report))
 
 
+@pytest.mark.slow
 def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, tmp_path):
     """Two calls, a system each, into one JSON (as two CPU cores would run them), then a call
     with both: the runs are the config's own (its runner, best checkpoint), scored on test and

@@ -37,6 +37,7 @@ def hub(trained, needs_link_grammar):
     return load(trained, parser="link-grammar")
 
 
+@pytest.mark.slow
 def test_bracketed_trees_single_and_batched(hub, expected):
     assert isinstance(hub, GeneratorHubInterface)
     assert hub.translate(TEST_TREES, trees=True) == expected
@@ -44,6 +45,7 @@ def test_bracketed_trees_single_and_batched(hub, expected):
     assert len(set(expected)) > 1  # the model's output depends on its input
 
 
+@pytest.mark.slow
 def test_raw_sentences_single_and_batched(hub, expected):
     """Raw English (Moses-detokenised leaves of the test trees), tokenised by Moses and parsed
     by link-grammar on the fly: the trees of the sample (made by the same steps), hence
@@ -64,6 +66,7 @@ def test_raw_sentences_single_and_batched(hub, expected):
     assert hub.flat_fallbacks == before  # link-grammar parsed every verse
 
 
+@pytest.mark.slow
 def test_recipe_folder(trained, expected, tmp_path):
     """A recipe's output folder gives the data-bin, languages and BPE codes (recipe.json)."""
     data, _, _ = trained
@@ -82,6 +85,7 @@ def test_recipe_folder(trained, expected, tmp_path):
         Recipe.read(str(recipe), kind="translation")
 
 
+@pytest.mark.slow
 def test_inputs_it_cannot_translate(hub, trained):
     """Errors name the sentence; an empty sentence gives ""; with skip_invalid_size_inputs a
     sentence longer than the model accepts gives None and the others are translated."""
@@ -100,6 +104,7 @@ def test_inputs_it_cannot_translate(hub, trained):
         no_parser.translate("In the beginning.")
 
 
+@pytest.mark.slow
 def test_missing_folders_are_named(trained, tmp_path):
     data, checkpoint, _ = trained
     with pytest.raises(FileNotFoundError, match="no such model folder"):

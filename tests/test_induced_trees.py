@@ -178,6 +178,7 @@ def masked_lms(tmp_path_factory):
     return work, logs
 
 
+@pytest.mark.slow
 def test_tiny_masked_lms_train_with_fairseq_train(masked_lms):
     work, logs = masked_lms
     units = (work / "train.units").read_text().splitlines()
@@ -194,6 +195,7 @@ def test_tiny_masked_lms_train_with_fairseq_train(masked_lms):
     assert params[0] - params[1] == 4 * (2 * (64 * 64 + 64) + 2 * 64)  # the link projections
 
 
+@pytest.mark.slow
 def test_parser_induced_keeps_lines_and_tokens(masked_lms, tmp_path):
     work, _ = masked_lms
     with gzip.open(SAMPLE / "cased" / "test.en.gz", "rt", encoding="utf-8") as handle:
@@ -226,6 +228,7 @@ def parse_error(capsys, *args) -> str:
     return message
 
 
+@pytest.mark.slow
 def test_bad_checkpoints_and_dictionaries(masked_lms, tmp_path, capsys):
     work, _ = masked_lms
     constituent = work / "constituent_transformer_tiny" / "checkpoint_last.pt"

@@ -62,6 +62,7 @@ def same_outputs(one: Path, two: Path, extra=()):
         assert filecmp.cmp(one / name, two / name, shallow=False), name
 
 
+@pytest.mark.slow
 def test_heads_and_tags_are_written_per_leaf_and_change_nothing_else(tree_corpus, tmp_path):
     expected_heads = write_all_conllu(tree_corpus)
     both, plain = tmp_path / "both", tmp_path / "plain"
@@ -174,6 +175,7 @@ def test_conllu_reader_keeps_word_tokens_only(tmp_path):
     assert aligned_heads(sentence, ["a", "(", "b"], str(path), "t:1") == [1, -1, 1]
 
 
+@pytest.mark.slow
 def test_only_source_names_tags_and_heads_as_fairseq_preprocess_does(tree_corpus, tmp_path):
     """``--only-source`` without a language: ``{split}.tags`` and ``{split}.heads`` beside
     ``{split}``; with ``--source-lang en``: ``{split}.en-None.en.*`` as fairseq names them."""

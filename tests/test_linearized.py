@@ -92,6 +92,7 @@ def test_delinearize_refuses_unbalanced_brackets(bad):
         delinearize(torch.tensor(bad), 100, 101)
 
 
+@pytest.mark.slow
 def test_real_trees_round_trip(example):
     """Every linearized source of the binarized Bible sample reads back to the tree it came
     from: the BPE'd tree file's leaves, node labels and spans."""
@@ -133,6 +134,7 @@ def linearized_model(example, tmp_path_factory):
     return work, save / "checkpoint_last.pt"
 
 
+@pytest.mark.slow
 def test_train_generate_interactive_and_translate(linearized_model, tmp_path):
     """fairseq-generate translates every test tree from its linearized form; fairseq-interactive
     and fairseq-tree-translate --trees linearize BPE'd input trees the same way and give the
@@ -168,6 +170,7 @@ def test_train_generate_interactive_and_translate(linearized_model, tmp_path):
     assert proc.stdout.splitlines() == expected
 
 
+@pytest.mark.slow
 def test_generating_with_another_tree_input_is_refused(linearized_model):
     work, checkpoint = linearized_model
     proc = run_cli("fairseq-generate", work / "data-bin", *GENERATE, "--tree-input",

@@ -35,6 +35,7 @@ def summary(proc) -> str:
     return proc.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_link_grammar_parses_real_english(tmp_path, needs_link_grammar):
     src = write_lines(tmp_path / "in.en", SENTENCES)
     out = tmp_path / "out.en"
@@ -57,6 +58,7 @@ def test_link_grammar_parses_real_english(tmp_path, needs_link_grammar):
                                   "1 empty lines")
 
 
+@pytest.mark.slow
 def test_link_grammar_with_null_links_and_moses(tmp_path, needs_link_grammar):
     """Raw text through sacremoses; with --max-null-count the partly linked sentence parses."""
     src = write_lines(tmp_path / "raw.en", ["I don't know what it's about.", "(Really?)"])
@@ -76,6 +78,7 @@ def test_backend_restores_committed_sample(needs_link_grammar):
         assert tree_for_tokens(raw_tree, leaves(tree)) == tree
 
 
+@pytest.mark.slow
 def test_python_api_and_workers(tmp_path, needs_link_grammar):
     parser = build_parser("link-grammar", "en", timeout=5, stanza_dir="ignored")
     results = parser.parse([["The", "dog", "barked", "."], [], ["Jesus"]])
@@ -161,6 +164,7 @@ def test_stanza_without_a_constituency_parser_for_the_language(tmp_path):
     assert "de, en" in message.split("(it has")[1]
 
 
+@pytest.mark.slow
 def test_corenlp_errors_are_clear(tmp_path, monkeypatch):
     with socket.socket() as sock:  # a local port that nothing listens on
         sock.bind(("localhost", 0))
@@ -176,6 +180,7 @@ def test_corenlp_errors_are_clear(tmp_path, monkeypatch):
     assert "3.9.1" in message
 
 
+@pytest.mark.slow
 def test_parser_output_goes_through_bpe_and_preprocess(tmp_path, needs_link_grammar):
     """Trees of every offline backend, one-word sentences included, binarize."""
     tokens = ["The dog barked .", "Jesus", "I don 't know what it 's about .", "wept"]

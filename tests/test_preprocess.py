@@ -112,6 +112,7 @@ def test_labels_survive_vocabulary_cut(tree_corpus, tmp_path):
     assert all(j != d.unk() for item in labels for j in item)
 
 
+@pytest.mark.slow
 def test_given_dictionaries_are_used(tree_corpus, tmp_path):
     first = tmp_path / "first"
     preprocess(tree_corpus, first)

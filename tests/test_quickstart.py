@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 from fairseq_tree.trees import parse_tree
@@ -37,6 +39,7 @@ def test_shipped_sample_is_aligned_and_parsed():
             assert not any(map(corpora.bible_non_verse, read_sample(f"{name}.{lang}"))), name
 
 
+@pytest.mark.slow
 def test_quickstart_trains_both_models_and_prints_both_scores(tmp_path):
     work = tmp_path / "quickstart"
     proc = subprocess.run(

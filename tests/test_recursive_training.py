@@ -58,6 +58,7 @@ RUNS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus, options", RUNS.values(), ids=RUNS.keys())
 def test_each_encoder_trains_and_validates(corpora, tmp_path, corpus, options):
     data, extra = corpora[corpus], []
@@ -80,6 +81,7 @@ def test_each_encoder_trains_and_validates(corpora, tmp_path, corpus, options):
         assert row.tolist() == pytest.approx([float(f"{np.sin(60 + j):.4f}") for j in range(60)])
 
 
+@pytest.mark.slow
 def test_every_node_of_sentiment_trees(sst, tmp_path):  # noqa: F811
     """Per-node targets with a recursive encoder: the leaves are classified from their states
     (the word vectors), the nodes from theirs; accuracy at the root."""
@@ -106,6 +108,7 @@ def logits_on_test(data, checkpoint):
     return logits, sample
 
 
+@pytest.mark.slow
 def test_sentence_pair_classification_with_hierarchical_accumulation(corpora, tmp_path):
     data = corpora["pairs"]
     proc = train(data, tmp_path / "ck", "--arch", "tree_classifier_tiny", "--criterion",
@@ -126,6 +129,7 @@ def recomputed_scores(data, checkpoint):
     return float(((predicted - gold) ** 2).mean()), float(np.corrcoef(predicted, gold)[0, 1])
 
 
+@pytest.mark.slow
 def test_sick_r_style_relatedness(corpora, tmp_path):
     """Scores 1..5 as Tai et al.'s sparse distributions, a KL loss; fairseq-validate prints the
     mse and Pearson's r of the expected scores."""
@@ -147,6 +151,7 @@ def test_sick_r_style_relatedness(corpora, tmp_path):
 # --------------------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow
 def test_dependency_variant_without_heads(sst, tmp_path):  # noqa: F811
     message = run_train_error(sst / "bin", *MULTI_BRANCH, "--dependency")
     assert message == (
@@ -235,6 +240,7 @@ def test_sparse_distribution_of_a_score():
         sparse_distribution(5.5, 5)
 
 
+@pytest.mark.slow
 def test_node_targets_of_sentence_pairs(sst, tmp_path):  # noqa: F811
     data = copy_of(sst / "bin", tmp_path)
     (data / "input1").mkdir()

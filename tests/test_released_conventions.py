@@ -279,6 +279,7 @@ def test_conventions_change_node_rows_only(name):
     assert differs[real].float().mean() > 0.3 and not differs[~real].any()
 
 
+@pytest.mark.slow
 def test_tree2seq_trains_with_the_released_conventions(example, tmp_path):
     work, _ = example
     proc = run_cli("fairseq-train", work / "data-bin", *TRAIN, "--released-accumulation",

@@ -13,6 +13,8 @@ from fairseq_tree.hub import TranslationInputError
 from fairseq_tree.models import Tree2SeqModel
 from fairseq_tree.trees.normal_form import parse_tree
 
+pytestmark = pytest.mark.slow  # every test here runs a recipe or trains
+
 TEST_TREES = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()
 TEST_TARGETS = (BIBLE / "test.fr").read_text(encoding="utf-8").splitlines()
 

@@ -79,6 +79,7 @@ def test_the_stock_dictionary_is_padded_and_its_padding_is_no_class(stock):
 
 # each classifier on a stock layout, each layout by a classifier: the layout is the task's, read
 # the same whatever the model
+@pytest.mark.slow
 @pytest.mark.parametrize("corpus, arch", [
     ("two", MULTI_BRANCH), ("five", TREE_CLASSIFIER), ("five", TREE_ATTENTION),
     ("pairs", MULTI_BRANCH),
@@ -119,6 +120,7 @@ def test_num_classes_is_read_from_the_stock_dictionary(stock):
     assert task.cfg.num_classes == 2
 
 
+@pytest.mark.slow
 def test_a_real_mismatch_is_refused_in_one_line(stock, tmp_path):
     data = stock["five"]
     with pytest.raises(FairseqTreeError) as refused:

@@ -169,6 +169,7 @@ def test_writer_binarizes_with_separate_dictionaries(written):
                 assert (data_bin / f"{split}.src-tgt.{suffix}.{ext}").is_file()
 
 
+@pytest.mark.slow
 def test_tree2seq_trains_two_updates_on_the_written_data(written, tmp_path):
     flags = [flag for flag in TRAIN if flag != "--share-all-embeddings"]
     proc = run_cli("fairseq-train", written[0] / "data-bin", *flags, "--source-lang", "src",

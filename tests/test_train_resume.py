@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 
+import pytest
 import torch
 
 from conftest import run_cli
@@ -36,6 +37,7 @@ def same_weights(first, second) -> bool:
     return first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
 
 
+@pytest.mark.slow
 def test_a_resumed_run_stops_where_the_uninterrupted_run_stops(tmp_path):
     data = tmp_path / "bin"
     binarize(write_corpus(tmp_path / "raw", seed=3), data)  # one update an epoch
@@ -69,6 +71,7 @@ def test_a_resumed_run_stops_where_the_uninterrupted_run_stops(tmp_path):
     assert (tmp_path / "whole" / "checkpoint_last.pt").read_bytes() == last
 
 
+@pytest.mark.slow
 def test_data_parallel_ranks_resume_the_count_that_rank_0_wrote(tmp_path):
     """Two processes (gloo): rank 0 alone writes the record, every rank restores it, and the
     resumed run stops with the uninterrupted one."""

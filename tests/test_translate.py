@@ -3,11 +3,14 @@ what fairseq-generate gives on the binarized test set, from trees and from raw t
 
 import re
 
+import pytest
 from sacremoses import MosesDetokenizer
 
 from conftest import BIBLE, run_cli, write_lines
 from conftest import generated_hypotheses as generated
 from fairseq_tree.trees.normal_form import parse_tree
+
+pytestmark = pytest.mark.slow  # every test here runs a recipe or trains
 
 TEST_TREES = (BIBLE / "test.en").read_text(encoding="utf-8").splitlines()
 

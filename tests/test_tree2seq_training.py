@@ -32,6 +32,7 @@ def hypotheses(output: str) -> dict:
     return {int(i): text for i, text in re.findall(r"^H-(\d+)\t\S+\t(.*)$", output, flags=re.M)}
 
 
+@pytest.mark.slow
 def test_training_loss_falls(trained):
     _, checkpoint, output = trained
     losses = train_losses(output)
@@ -41,6 +42,7 @@ def test_training_loss_falls(trained):
     assert checkpoint.exists()
 
 
+@pytest.mark.slow
 def test_generation_does_not_depend_on_batching(trained):
     """Every test sentence is translated, and beam search gives the same hypotheses one sentence
     at a time as in padded batches; alignments index source leaves."""
@@ -67,6 +69,7 @@ NEEDS_CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 TOLERANCE = {"cpu": 0, "cuda": 2e-3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device,precision", [
     ("cpu", []),
     pytest.param("cuda", [], marks=NEEDS_CUDA),
@@ -132,6 +135,7 @@ def torchrun_train(options: list, processes: int, command: str = "fairseq-train"
     return proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_two_process_data_parallel_resumes_weights_only(example, tmp_path):
     """Resuming data-parallel training: rank 0 reads the checkpoint and broadcasts it to rank
     1 through torch.save / torch.load, weights-only on both sides (the classes the plugin
@@ -149,6 +153,7 @@ def test_two_process_data_parallel_resumes_weights_only(example, tmp_path):
     assert all(after[u] == pytest.approx(before[u], abs=1e-3) for u in after), (before, after)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("device,launcher,command", [
     ("cpu", "by hand", "fairseq-train"),
     ("cpu", "torchrun", "fairseq-tree-train"),
@@ -188,6 +193,7 @@ def test_torchrun_one_process_on_the_gpu_is_plain_training(example, tmp_path):
         assert under_torchrun[update] == pytest.approx(loss, abs=TOLERANCE["cuda"])
 
 
+@pytest.mark.slow
 def test_memory_efficient_fp16_trains_in_half_precision(example, tmp_path):
     """--memory-efficient-fp16 runs the model in float16 (fairseq's trainer calls model.half(),
     on CPU too) under fairseq's loss-scaling optimizer."""
@@ -201,6 +207,7 @@ def test_memory_efficient_fp16_trains_in_half_precision(example, tmp_path):
     assert len(re.findall(r"train_inner \|.* loss_scale=\d+", output)) == 8
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="what --amp does without CUDA")
 def test_amp_trains_on_cpu_in_float32(example, tmp_path):
     """--amp trains on CPU, in float32: fairseq's autocast and grad scaler are CUDA's

@@ -186,6 +186,7 @@ def test_stdin_to_stdout(tmp_path, monkeypatch, capsys):
     assert "1 lines, 2 words -> 3 subwords" in captured.err
 
 
+@pytest.mark.slow
 def test_console_error_is_one_line_naming_stdin(tmp_path):
     codes = write_lines(tmp_path / "codes", ["#version: 0.2", "a b"])
     proc = subprocess.run(

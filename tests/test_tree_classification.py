@@ -90,6 +90,7 @@ def items(path: Path) -> list:
     return [x.tolist() for x in data_utils.load_indexed_dataset(str(path), None, "mmap")]
 
 
+@pytest.mark.slow
 def test_labels_are_targets_and_never_inputs(sst, tmp_path):
     """Relabelling every node and word changes the targets only: the binarized input is byte
     for byte the same, and its node labels are the one hidden symbol."""
@@ -124,6 +125,7 @@ def layout_files(folder: Path) -> dict:
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "preprocess.log"}
 
 
+@pytest.mark.slow
 def test_preprocess_task_mode_makes_the_layout(sst, tmp_path):
     """fairseq-tree-preprocess --task tree_classification: {pref}.input0 and {pref}.label of each
     split make input0/ and label/ byte for byte as the two commands do, and the task loads
@@ -157,6 +159,7 @@ def test_preprocess_task_mode_makes_the_layout(sst, tmp_path):
     assert task.sentence_pairs and len(task.load_dataset("test")) == 12
 
 
+@pytest.mark.slow
 def test_node_targets_line_up_with_leaves_and_nodes_after_bpe(tmp_path):
     """Words split by BPE: the node over a word's pieces carries the word's class, the pieces
     none; every phrase keeps its class; the collated targets follow the model's columns."""
@@ -249,6 +252,7 @@ def recomputed_accuracy(data: Path, checkpoint: Path, groups=None) -> float:
     return 100.0 * correct / counted
 
 
+@pytest.mark.slow
 def test_sentence_labels_train_and_validate(sst, tmp_path):
     """One label per tree (label/): fairseq-train with sentence_prediction learns the training
     set, and fairseq-validate prints the test accuracy that the checkpoint really has."""
@@ -261,6 +265,7 @@ def test_sentence_labels_train_and_validate(sst, tmp_path):
     assert printed == pytest.approx(recomputed, abs=0.05)  # sentence_prediction logs round=1
 
 
+@pytest.mark.slow
 def test_node_targets_train_and_validate_with_class_groups(sst, tmp_path):
     """Every node's class (SST-5 style), SST-2 accuracy from the 5-class model."""
     proc = train(sst / "bin", tmp_path / "ck", "--node-targets", "--criterion",
@@ -274,6 +279,7 @@ def test_node_targets_train_and_validate_with_class_groups(sst, tmp_path):
     assert printed == pytest.approx(expected, abs=0.01)
 
 
+@pytest.mark.slow
 def test_roberta_baseline_on_the_leaves(sst, tmp_path):
     """fairseq's own roberta, same size, from scratch on the leaves of the same trees."""
     run_cli("fairseq-train", sst / "bin", *TASK, "--tree-input", "leaves-only", "--arch",
@@ -287,6 +293,7 @@ def test_roberta_baseline_on_the_leaves(sst, tmp_path):
     assert re.search(r"valid on 'test' subset .*\| accuracy [\d.]+", proc.stdout + proc.stderr)
 
 
+@pytest.mark.slow
 def test_a_tree_classifier_given_the_leaves_only_is_refused(sst):
     """--tree-input leaves-only gives a model no trees: the task says so when it builds a tree
     classifier, and points to roberta, not to another task."""
@@ -315,6 +322,7 @@ def unit_logits(model, sample):
     return logits, extra["root_columns"]
 
 
+@pytest.mark.slow
 def test_one_example_alone_or_in_a_padded_batch(sst):
     task, model = float64_classifier(sst / "bin")
     dataset = task.dataset("test")
@@ -352,6 +360,7 @@ def perturbations(model, dataset, change):
                 yield spans, k, moved
 
 
+@pytest.mark.slow
 def test_a_node_reads_only_its_subtree(sst):
     """One layer: a leaf outside node i's span cannot change node i, one inside does. Two
     layers (leaves attend to every leaf, nodes only to their subtree): the label of node t
@@ -408,6 +417,7 @@ def test_class_groups_give_sst2_accuracy_from_five_classes():
 # --------------------------------------------------------------------------- bad input
 
 
+@pytest.mark.slow
 def test_a_label_that_is_not_a_class(tmp_path):
     raw = write_corpus(tmp_path / "raw", seed=4, sizes=(5, 3, 3))
     lines = (raw / "valid").read_text(encoding="utf-8").splitlines()
@@ -436,6 +446,7 @@ def damaged(sst, tmp_path):
     return tmp_path / "bin"
 
 
+@pytest.mark.slow
 def test_label_and_tree_files_of_different_lengths(sst, damaged):
     labels = (sst / "raw/train.label").read_text(encoding="utf-8").splitlines()[:-1]
     write_lines(damaged.parent / "short.label", labels)
@@ -462,6 +473,7 @@ def test_num_classes_that_disagrees_with_the_label_dictionary(damaged):
         "which lists 5 classes (0 1 2 3 4)")
 
 
+@pytest.mark.slow
 def test_a_label_line_that_is_not_a_class(sst, damaged):
     labels = (sst / "raw/train.label").read_text(encoding="utf-8").splitlines()
     labels[6] = "positive"

@@ -16,6 +16,8 @@ import standins
 import wsj
 from fairseq_tree.cli.console import CliError
 
+pytestmark = pytest.mark.slow  # every test here runs a recipe or trains
+
 
 def prepare(ptb_dir, data, **env) -> subprocess.CompletedProcess:
     env = {**os.environ, "DATA": str(data), "WORKERS": "1", "WSJ_BPE_MERGES": "40",
