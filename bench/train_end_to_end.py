@@ -211,7 +211,8 @@ def run_measured(cmd: list, profile: Path | None = None, measured: bool = False)
     if profile is not None:
         cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), *cmd]
     elif measured:
-        cmd = [sys.executable, str(Path(__file__).with_name("measured_train.py")), *cmd[1:]]
+        # as a module: the script imports bench, found from the repository root as this one was
+        cmd = [sys.executable, "-m", "bench.measured_train", *cmd[1:]]
     start = time.perf_counter()
     try:
         output = run_command(cmd, show=False)
@@ -434,7 +435,7 @@ def operator_profiles(args, cmds: dict, floor) -> dict:
     paths = {name: args.torch_profile / f"{name}.json" for name in MODELS}
     tables = {}
     for name, path in paths.items():
-        cmd = [sys.executable, str(Path(__file__).with_name("profiled_train.py")),
+        cmd = [sys.executable, "-m", "bench.profiled_train",
                "--from-update", str(args.warmup), "--to-update", str(args.updates),
                "--json", str(path), *(["--with-stack"] if args.with_stack else []),
                "--", *cmds[name][1:]]
@@ -545,6 +546,20 @@ def precision_of(report: dict) -> str:
     return flags[0].lstrip("-") if flags else "float32"
 
 
+def batches_of(report: dict) -> str:
+    """How a report's runs were batched: ``--max-tokens`` and what it counts of a tree (its
+    leaves and nodes, tree_translation's default, or its leaves alone: the sentences the
+    Transformer gets), or the config's own batches."""
+    args = shlex.split(report["settings"].get("train_args", ""))
+    if "--max-tokens" not in args:
+        return "the config's"
+    tokens = args[len(args) - 1 - args[::-1].index("--max-tokens") + 1]
+    counts = (args[args.index("--max-tokens-counts") + 1] if "--max-tokens-counts" in args
+              else "leaves-and-nodes")
+    return (f"--max-tokens {tokens}, equal sentences" if counts == "leaves"
+            else f"--max-tokens {tokens}")
+
+
 def phases_table(report: dict, others: str | None = None) -> list:
     """What a run costs, warm-up apart (``phase_times``): per report (this one, then those at
     ``others``, comma-separated paths from the repository root) and model, ms an update in the
@@ -553,9 +568,11 @@ def phases_table(report: dict, others: str | None = None) -> list:
     rows, ratios = [], []
     for each in [report] + other_reports(others):
         precision, phases = precision_of(each), {name: run_phases(each, name) for name in MODELS}
+        batches = batches_of(each)
         for name in MODELS:
             first, after = phases[name]["first_epoch"], phases[name]["after_first_epoch"]
-            rows.append([precision, name, str(phases[name]["first_epoch_ends_at"] or "-"),
+            rows.append([precision, batches, name,
+                         str(phases[name]["first_epoch_ends_at"] or "-"),
                          f"{first['ms_per_update']:.1f} ({first['from_update']}-"
                          f"{first['to_update']})" if first else "-",
                          f"{after['ms_per_update']:.1f} ({after['from_update']}-"
@@ -565,11 +582,11 @@ def phases_table(report: dict, others: str | None = None) -> list:
                          str(phases[name]["runs"])])
         tree, plain = (phases[name]["after_first_epoch"] for name in MODELS)
         if tree and plain:
-            ratios.append(f"{precision}: tree2seq / Transformer after the first epoch "
+            ratios.append(f"{precision}, {batches}: tree2seq / Transformer after the first epoch "
                           f"{tree['ms_per_update'] / plain['ms_per_update']:.3f}x an update, "
                           f"{plain['target_tokens_per_second'] / tree['target_tokens_per_second']:.3f}x"
                           f" a target token")
-    lines = markdown_table(["precision", "model", "first epoch ends at update",
+    lines = markdown_table(["precision", "batches", "model", "first epoch ends at update",
                             "first epoch, ms / update (updates)",
                             "after it, ms / update (updates)", "after it, target tokens / s",
                             "after it, sentences / update", "runs"], rows)

@@ -407,6 +407,22 @@ def test_end_to_end_time_is_read_from_fairseqs_json_log():
     assert train_end_to_end.batches_match_log([tuple(range(64))] * 30, records) == (2, 3)
 
 
+def test_end_to_end_reports_say_how_their_batches_were_made():
+    """A phases table names each report's batching: the config's, a --max-tokens that counts a
+    tree's leaves and nodes (the task's default), or one that counts its leaves alone (equal
+    sentences), whatever the order of the flags and a --max-tokens given twice (the last wins)."""
+    def report(train_args):
+        return {"settings": {"train_args": train_args}}
+
+    assert train_end_to_end.batches_of(report("")) == "the config's"
+    assert train_end_to_end.batches_of(report("--fp16 --max-tokens 4096")) == "--max-tokens 4096"
+    assert train_end_to_end.batches_of(report(
+        "--max-tokens-counts leaves --max-tokens 9 --max-tokens 512")) == (
+        "--max-tokens 512, equal sentences")
+    assert train_end_to_end.batches_of(report(
+        "--max-tokens 512 --max-tokens-counts leaves-and-nodes")) == "--max-tokens 512"
+
+
 def test_end_to_end_phases_keep_the_first_epoch_apart():
     """The first epoch (from --warmup) and the updates after it, each over the log intervals
     wholly inside it: from each update's end where known, else from fairseq's per-interval ups;
