@@ -79,7 +79,7 @@ def test_self_attention_weights_cover_what_each_query_sees(calls, no_subtree_mas
         assert heads.masked_select(~visible.unsqueeze(0)).abs().max() == 0
         assert heads[:, :, :tree.num_leaves, tree.num_leaves:].abs().max() == 0
         n = tree.num_leaves
-        _, _, values = module.project(query, module.q_proj, module.k_proj, module.v_proj)
+        values = module.v_proj(query)  # W^V apart, not the packed product
         node_values = module.accumulated_node_values(tree, values, module.leaf_weights(query))
         values = module.split_heads(torch.cat([values[:n], node_values]))
         torch.testing.assert_close(output_from(module, heads, values), plain, rtol=0, atol=1e-12)

@@ -9,7 +9,7 @@ each query over the attention's keys, B x T x S averaged over heads, or H x B x 
 with ``need_head_weights`` (``returned_weights``). Weights are computed only when asked.
 """
 
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import NamedTuple, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -78,17 +78,6 @@ class MultiheadProjections(nn.Module):
                          (packed.index(name) + 1) * self.embed_dim)
             return Projection(self.in_proj_weight[rows], self.in_proj_bias[rows])
         return super().__getattr__(name)
-
-    def project(self, x: Tensor, *projections: nn.Linear, more_weights: Sequence[Tensor] = (),
-                more_biases: Sequence[Tensor] = ()) -> Tuple[Tensor, ...]:
-        """``projections`` of x as one matrix product (T x B x C -> one T x B x C view each):
-        the same arithmetic as applying each in turn, in fewer and larger products. Each of
-        ``more_weights`` (their biases ``more_biases``, as many in all) joins the product; their
-        outputs come last."""
-        weights = [p.weight for p in projections] + list(more_weights)
-        sizes = [weight.size(0) for weight in weights]
-        bias = torch.cat([p.bias for p in projections] + list(more_biases))
-        return F.linear(x, torch.cat(weights), bias).split(sizes, dim=-1)
 
     def split_heads(self, x: Tensor) -> Tensor:
         """T x B x C -> B x H x T x D (a view)."""
