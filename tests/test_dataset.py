@@ -160,11 +160,12 @@ def test_interactive_trees_reach_the_model(data_bin):
     assert torch.equal(seen["src_node_spans"], full["net_input"]["src_node_spans"])
 
 
+@pytest.mark.parametrize("drop", [[], ["--drop-single-leaf-nodes"]])
 @pytest.mark.parametrize("tree_input", ["tree", "leaves-only", "linearized"])
-def test_inference_items_make_the_binarized_examples_batches(data_bin, tree_input):
+def test_inference_items_make_the_binarized_examples_batches(data_bin, tree_input, drop):
     """A tree given at inference (``inference_item``) reaches the model as the batch its
     binarized example makes, the tree in the batch itself."""
-    task, dataset = setup_task(data_bin, "--tree-input", tree_input)
+    task, dataset = setup_task(data_bin, "--tree-input", tree_input, *drop)
     rows = [2, 0, 3]
     items = [task.inference_item(parse_tree(TREES[i])) for i in rows]
     given = task.inference_dataset(items)
@@ -233,3 +234,44 @@ def test_max_tokens_counting_leaves_gives_the_baselines_batches(data_bin, max_to
     default = batches("--tree-input", "tree")
     assert max(map(len, default)) < max(map(len, baseline))
     assert sorted(i for b in default for i in b) == sorted(i for b in baseline for i in b)
+
+
+def test_dropping_single_leaf_nodes_leaves_the_nodes_over_several_leaves(data_bin):
+    """--drop-single-leaf-nodes: every example keeps its leaves and the nodes over two leaves or
+    more, in order, in the batch and in the sizes that batching counts; one-leaf nodes go."""
+    task, dataset = setup_task(data_bin, "--drop-single-leaf-nodes")
+    _, whole = setup_task(data_bin)
+    batch = dataset.collater([dataset[i] for i in range(len(dataset))])
+    got = per_sentence(batch, task.source_dictionary)
+    dropped = 0
+    for i in range(len(dataset)):
+        leaves, nodes = per_sentence(whole.collater([whole[i]]), task.source_dictionary)[i]
+        kept = [(label, covered) for label, covered in nodes if len(covered.split()) > 1]
+        dropped += len(nodes) - len(kept)
+        assert got[i] == (leaves, kept)
+        assert dataset.size(i)[0] == len(leaves.split()) + 1 + len(kept)
+    assert dropped > 0
+
+
+@pytest.mark.parametrize("tree_input", ["tree", "linearized"])
+def test_without_single_leaf_nodes_a_tree_with_preterminals_reads_as_with_bare_words(
+        data_bin, tree_input):
+    """(VP (VBD barked)) under --drop-single-leaf-nodes is the bare-word tree's (VP barked),
+    which the normal form makes a tagged leaf, no node."""
+    task, _ = setup_task(data_bin, "--tree-input", tree_input, "--drop-single-leaf-nodes")
+    plain, _ = setup_task(data_bin, "--tree-input", tree_input)
+    given = task.inference_item(parse_tree("(ROOT (S (NP (DT the) (NN dog)) (VP (VBD barked))))"))
+    bare = plain.inference_item(parse_tree("(ROOT (S (NP the dog) (VP barked)))"))
+    for got, want in ([(given.labels, bare.labels), (given.spans, bare.spans)]
+                      if tree_input == "tree" else [(given, bare)]):
+        assert torch.equal(got, want)
+
+
+def test_a_checkpoint_trained_without_single_leaf_nodes_is_refused_the_other_way(data_bin):
+    task, _ = setup_task(data_bin, "--drop-single-leaf-nodes")
+    plain, _ = setup_task(data_bin)
+    with pytest.raises(FairseqTreeError, match="trained without --drop-single-leaf-nodes"):
+        task.load_state_dict(plain.state_dict())
+    with pytest.raises(FairseqTreeError, match="trained with --drop-single-leaf-nodes"):
+        plain.load_state_dict(task.state_dict())
+    task.load_state_dict(task.state_dict())

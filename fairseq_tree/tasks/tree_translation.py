@@ -22,6 +22,7 @@ from fairseq_tree.data.linearized_tree import (
     add_bracket_symbols,
     linearize,
 )
+from fairseq_tree.data.single_leaf_nodes import MultiLeafNodesDataset, multi_leaf_nodes
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
 from fairseq_tree.data.tree_files import TREE_PARTS, tree_file
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
@@ -56,6 +57,15 @@ class TreeTranslationConfig(TranslationConfig):
             "(the default), or its leaves alone, as the leaves-only Transformer's batches count "
             "them: then both models train on batches of the same sentences, and tree2seq's "
             "batches hold more positions (more memory) than --max-tokens"
+        },
+    )
+    drop_single_leaf_nodes: bool = field(
+        default=False,
+        metadata={
+            "help": "leave out every source tree node that spans a single leaf, in training and "
+            "at inference: a gold tree with POS preterminals, (VP (VBD laughs)), is then read "
+            "as the same tree with bare words, (VP laughs), whose one-word phrases are no "
+            "nodes (with --tree-input tree or linearized; a checkpoint remembers it)"
         },
     )
 
@@ -103,7 +113,8 @@ class TreeTranslationTask(TranslationTask):
                 add_bracket_symbols(tgt_dict)
         super().__init__(cfg, src_dict, tgt_dict)
         # Saved in checkpoints (task_state), so a run with another --tree-input is refused.
-        self.state.merge_state_dict({"tree_input": str(cfg.tree_input)})  # a str pickles
+        self.state.merge_state_dict({"tree_input": str(cfg.tree_input),  # a str pickles
+                                     "drop_single_leaf_nodes": bool(cfg.drop_single_leaf_nodes)})
         # Trees of interactive input, by leaf ids: fairseq-interactive passes only src_tokens on.
         self._interactive_trees: Dict[Tuple[int, ...], deque] = {}
         self._interactive_lines = 0
@@ -117,6 +128,11 @@ class TreeTranslationTask(TranslationTask):
         if trained != self.cfg.tree_input:
             raise FairseqTreeError(f"the checkpoint was trained with --tree-input {trained}; this run "
                              f"has --tree-input {self.cfg.tree_input}: give the same")
+        dropped = state_dict.get("drop_single_leaf_nodes", False)
+        if dropped != self.cfg.drop_single_leaf_nodes:
+            said = "with" if dropped else "without"
+            raise FairseqTreeError(f"the checkpoint was trained {said} --drop-single-leaf-nodes: "
+                                   f"run {said} it too")
         super().load_state_dict(state_dict)
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
@@ -135,6 +151,9 @@ class TreeTranslationTask(TranslationTask):
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
         leaves, labels, spans, target = self.load_tree_parts(data_path, split, combine)
+        if self.cfg.drop_single_leaf_nodes:
+            labels, spans = (MultiLeafNodesDataset(labels, spans, part)
+                             for part in MultiLeafNodesDataset.PARTS)
         pair = dict(
             tgt=target, tgt_sizes=target.sizes if target is not None else None,
             tgt_dict=self.tgt_dict, left_pad_source=self.cfg.left_pad_source,
@@ -206,6 +225,8 @@ class TreeTranslationTask(TranslationTask):
         the tree itself (``EncodedTree``) with --tree-input tree, else its token sequence (the
         leaves, or the linearized tree)."""
         encoded = encode_tree(tree, self.source_dictionary)
+        if self.cfg.drop_single_leaf_nodes:
+            encoded.labels, encoded.spans = multi_leaf_nodes(encoded.labels, encoded.spans)
         if self.cfg.tree_input == "linearized":
             return linearize(encoded.leaves, encoded.labels, encoded.spans, *self.bracket_ids)
         return encoded if self.reads_trees else encoded.leaves
