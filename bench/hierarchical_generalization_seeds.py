@@ -31,8 +31,8 @@ from pathlib import Path
 
 from bench import compare
 from bench import hierarchical_generalization as scorer
-from bench.report import (difference_cell, holm, machine, markdown_table, mean_sd_cell,
-                          paired_t_test, write_json)
+from bench.report import (difference_cell, fisher_exact_p, holm, machine, markdown_table,
+                          mean_sd_cell, paired_t_test, wilson_interval, write_json)
 from configs.runner.config import load_config
 from configs.runner.fairseq_logs import progress_records
 from fairseq_tree.errors import FairseqTreeError
@@ -41,6 +41,12 @@ SPLITS = ("test", "gen")
 # the measures every system is tested on, against the first system: the paper's (the scored
 # word on the generalization set) and the whole output there
 TESTED = (("gen", "scored_word"), ("gen", "full_sentence"))
+# A seed generalizes hierarchically when the scored word of the generalization set is right on
+# more than half of its examples: the outcomes are bimodal (near 0% or near 100% a seed), so the
+# share of seeds that do is the measure, with its Wilson interval; systems with at least
+# RATE_TEST_SEEDS seeds are compared pairwise by Fisher's exact test, Holm over the pairs
+GENERALIZES_ABOVE = 50.0
+RATE_TEST_SEEDS = 10
 SUMMARIZED = (("test", "full_sentence"), ("gen", "full_sentence"), ("gen", "scored_word"),
               ("gen", "linear_word"))
 # McCoy et al. (2020), accuracy on the generalization set in percent, one run each unless said
@@ -175,6 +181,61 @@ def t_tests(runs: list[dict], systems: list[str]) -> list[dict]:
     return tests
 
 
+def seed_rates(runs: list[dict], systems: list[str]) -> list[dict]:
+    """A row a system: its seeds' scored word on the generalization set, how many of them
+    generalize (above GENERALIZES_ABOVE) and that share's 95% Wilson interval."""
+    rows = []
+    for system in systems:
+        mine = sorted((r for r in runs if r["system"] == system), key=lambda r: r["seed"])
+        if not mine:
+            continue
+        values = [measure(r, "gen", "scored_word") for r in mine]
+        generalizing = sum(v > GENERALIZES_ABOVE for v in values)
+        low, high = wilson_interval(generalizing, len(values))
+        rows.append({"system": system, "seeds": [r["seed"] for r in mine], "values": values,
+                     "generalizing": generalizing, "share": generalizing / len(values),
+                     "wilson_95": [low, high]})
+    return rows
+
+
+def rate_tests(rates: list[dict]) -> list[dict]:
+    """Fisher's exact test of every pair of systems with at least RATE_TEST_SEEDS seeds: the
+    same share of generalizing seeds? Holm's adjustment over the pairs."""
+    tested = [row for row in rates if len(row["seeds"]) >= RATE_TEST_SEEDS]
+    tests = [{"system": a["system"], "other": b["system"],
+              "p_value": fisher_exact_p(a["generalizing"], len(a["seeds"]),
+                                        b["generalizing"], len(b["seeds"]))}
+             for i, a in enumerate(tested) for b in tested[i + 1:]]
+    for test, adjusted in zip(tests, holm([t["p_value"] for t in tests])):
+        test["holm_p_value"] = adjusted
+    return tests
+
+
+def rate_table(report: dict) -> list[str]:
+    """A row a system: the share of its seeds that generalize hierarchically with its Wilson
+    interval, and the scored word seed by seed."""
+    word = scorer.SCORED_WORD[report["task"]]
+    body = [[row["system"], str(len(row["seeds"])),
+             f"{row['generalizing']} ({100 * row['share']:.0f}%)",
+             f"{100 * row['wilson_95'][0]:.0f}-{100 * row['wilson_95'][1]:.0f}%",
+             ", ".join(f"{seed}: {value:.1f}" for seed, value in zip(row["seeds"], row["values"]))]
+            for row in report["rates"]]
+    return markdown_table(["system (config:model)", "seeds",
+                           f"seeds above {GENERALIZES_ABOVE:.0f}% {word}",
+                           "95% Wilson interval", f"generalization: {word} % by seed"], body)
+
+
+def rate_test_table(report: dict) -> list[str]:
+    """Fisher's exact test of the shares of generalizing seeds, a row a pair of systems."""
+    shares = {row["system"]: f"{row['generalizing']}/{len(row['seeds'])}"
+              for row in report["rates"]}
+    body = [[f"{t['system']} ({shares[t['system']]})", f"{t['other']} ({shares[t['other']]})",
+             f"{t['p_value']:.2g}", f"{t['holm_p_value']:.2g}"]
+            for t in report["rate_tests"]]
+    return markdown_table(["system (seeds generalizing)", "against", "Fisher's exact p",
+                           f"Holm p ({len(report['rate_tests'])} pairs)"], body)
+
+
 def summary_table(report: dict) -> list[str]:
     """A row a system: mean ± sd over its seeds of the whole output on test and on the
     generalization set, of the scored word there and of how often it follows the linear rule;
@@ -275,9 +336,11 @@ def main(argv=None) -> dict:
             "machine": machine(), "date": time.strftime("%Y-%m-%d"),
             "wall_seconds_this_call": round(time.time() - started),
             "summary": summary(runs, ordered), "tests": t_tests(runs, ordered),
-            "runs": runs})
+            "rates": seed_rates(runs, ordered), "runs": runs})
+        report["rate_tests"] = rate_tests(report["rates"])
         write_json(str(args.json), report)
-    print("\n".join(summary_table(report) + [""] + modifier_table(report)), flush=True)
+    print("\n".join(summary_table(report) + [""] + modifier_table(report) + [""]
+                    + rate_table(report) + [""] + rate_test_table(report)), flush=True)
     return report
 
 

@@ -188,6 +188,25 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a binomial proportion (``successes`` of ``trials``), as
+    scipy computes it: unlike the normal approximation it stays inside [0, 1] and is not empty
+    at 0 or n successes, which matters for a share of 10 seeds."""
+    from scipy.stats import binomtest
+
+    interval = binomtest(successes, trials).proportion_ci(confidence, method="wilson")
+    return float(interval.low), float(interval.high)
+
+
+def fisher_exact_p(successes: int, trials: int, other_successes: int, other_trials: int) -> float:
+    """Two-sided p of Fisher's exact test that two binomial proportions are the same (scipy's,
+    on the 2 x 2 table of successes and failures)."""
+    from scipy.stats import fisher_exact
+
+    table = [[successes, trials - successes], [other_successes, other_trials - other_successes]]
+    return float(fisher_exact(table, alternative="two-sided").pvalue)
+
+
 def agreement_t_tests(report: dict, skip=()) -> list[dict]:
     """The tests that bench/agreement.py stored in its seed summary: each model's row (column)
     against the baseline named by its ``vs ...`` key, per split."""

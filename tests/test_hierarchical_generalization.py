@@ -363,6 +363,39 @@ def test_seed_summary_tests_every_system_against_the_first_with_holm():
     assert any("97.3" in line for line in seeds.paper_table(report))
 
 
+def test_seed_rates_count_generalizing_seeds_and_test_the_shares_of_the_fully_seeded_systems():
+    """Outcomes split near 0% and near 100%: a seed generalizes above 50%; the share has a
+    Wilson interval; Fisher's exact test compares the systems with RATE_TEST_SEEDS seeds."""
+    n = seeds.RATE_TEST_SEEDS
+    linear = [fake_run("a:transformer", s, 0.5, 0.0) for s in range(1, n + 1)]
+    split = [fake_run("a:tree2seq", s, 99.0 if s <= 4 else 1.0, 50.0) for s in range(1, n + 1)]
+    always = [fake_run("b:tree2seq", s, 50.5 + s, 40.0) for s in range(1, n + 1)]
+    few = [fake_run("c:tree2seq", s, 100.0, 90.0) for s in (1, 2, 3)]
+    systems = ["a:transformer", "a:tree2seq", "b:tree2seq", "c:tree2seq"]
+    rates = seeds.seed_rates(linear + split + always + few, systems)
+    assert [(r["generalizing"], len(r["seeds"])) for r in rates] == [(0, n), (4, n), (n, n), (3, 3)]
+    assert rates[1]["values"] == [99.0] * 4 + [1.0] * (n - 4)
+    # Wilson's interval of 4 of 10 (Newcombe 1998's formula, z 1.96), and of the extremes
+    assert rates[1]["wilson_95"] == pytest.approx([0.1682, 0.6873], abs=1e-4)
+    assert rates[0]["wilson_95"][0] == 0.0 and 0.0 < rates[0]["wilson_95"][1] < 0.35
+    assert rates[2]["wilson_95"][1] == pytest.approx(1.0)
+    tests = seeds.rate_tests(rates)  # c has 3 seeds: reported, not tested
+    assert [(t["system"], t["other"]) for t in tests] == [
+        ("a:transformer", "a:tree2seq"), ("a:transformer", "b:tree2seq"),
+        ("a:tree2seq", "b:tree2seq")]
+    # 0/10 against 4/10: the hypergeometric tail, both sides (0.0867); 0/10 against 10/10
+    assert tests[0]["p_value"] == pytest.approx(0.08669, abs=1e-4)
+    assert tests[1]["p_value"] == pytest.approx(2 / 184756, rel=1e-6)
+    assert tests[1]["holm_p_value"] == pytest.approx(3 * tests[1]["p_value"])
+    report = {"task": "tense", "rates": rates, "rate_tests": tests}
+    table = seeds.rate_table(report)
+    assert table[0] == ("| system (config:model) | seeds | seeds above 50% main verb | "
+                        "95% Wilson interval | generalization: main verb % by seed |")
+    assert table[3].startswith("| a:tree2seq | 10 | 4 (40%) | 17-69% | 1: 99.0, 2: 99.0, ")
+    assert seeds.rate_test_table(report)[2].startswith(
+        "| a:transformer (0/10) | a:tree2seq (4/10) | 0.087 | ")
+
+
 @pytest.mark.slow
 def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, tmp_path):
     """Two calls, a system each, into one JSON (as two CPU cores would run them), then a call
