@@ -14,6 +14,8 @@ decodes greedily (``--beam``), and writes the JSON and prints its table. ``--gol
 scores other sentences of the same grammar instead, one bracketed gold tree a line (as the
 recipe writes them: the marker under the root): held-out sets the repository does not contain
 (a recipe of parsed trees parses their tokens with its parser, through fairseq_tree.hub).
+A language model's recipe (``TASK-lm``, fairseq's ``transformer_lm``) is scored on its greedy
+continuation of each source sentence and marker.
 """
 
 import argparse
@@ -92,12 +94,37 @@ def model_inputs(trees: list, recipe: dict, parsed: Path | None = None) -> tuple
     return [" ".join(hg.leaves(tree)) for tree in trees], False
 
 
-def load(checkpoint: Path, recipe_dir: Path, batch_size: int):
-    """The checkpoint through the translation hub, with the recipe's text steps."""
+def is_language_model(recipe: dict) -> bool:
+    return recipe.get("kind") == "language_model"
+
+
+def load(checkpoint: Path, recipe_dir: Path, batch_size: int, recipe: dict | None = None):
+    """The checkpoint through the translation hub, with the recipe's text steps (a language
+    model's recipe: through fairseq's language-model hub)."""
+    if is_language_model(recipe or {}):
+        from fairseq.models.transformer_lm import TransformerLanguageModel
+
+        return TransformerLanguageModel.from_pretrained(
+            str(checkpoint.parent), checkpoint.name, str(recipe_dir / "data-bin"),
+            batch_size=batch_size, max_tokens=None)
     from fairseq_tree import hub
 
     return hub.from_pretrained(str(checkpoint.parent), checkpoint.name, recipe=str(recipe_dir),
                                detokenize=False, batch_size=batch_size)
+
+
+def continue_sequences(model, prefixes: list[str]) -> list[list[str]]:
+    """A language model's greedy continuation of each prefix (a source sentence and its
+    marker) up to EOS, at most a token for every prefix token and one more, as ``translate``
+    bounds a target."""
+    encoded = [model.encode(prefix) for prefix in prefixes]  # each ends in EOS, which
+    # fairseq's language_modeling task moves to the front: the model's start of a sequence
+    outputs = []
+    for ids, hypotheses in zip(encoded, model.generate(encoded, beam=1, max_len_a=2,
+                                                       max_len_b=1)):
+        continuation = hypotheses[0]["tokens"][len(ids) - 1:]
+        outputs.append(model.string(continuation).split())
+    return outputs
 
 
 def translate(model, lines: list[str], trees: bool, beam: int,
@@ -116,12 +143,15 @@ def score(recipe_dir: Path, checkpoint: Path, sources: dict[str, Path], recipe: 
     """{name: summary} of the checkpoint on each gold-tree file of ``sources`` ({name: path}),
     the model loaded once; ``parsed`` ({name: path}) the recipe's own parses of those that are
     its splits."""
-    model = load(checkpoint, recipe_dir, batch_size)
+    model = load(checkpoint, recipe_dir, batch_size, recipe)
     splits = {}
     for name, path in sources.items():
         trees = read_gold_trees(path)
-        lines, given_trees = model_inputs(trees, recipe, (parsed or {}).get(name))
-        outputs = translate(model, lines, given_trees, beam, batch_size)
+        if is_language_model(recipe):
+            outputs = continue_sequences(model, [" ".join(hg.leaves(tree)) for tree in trees])
+        else:
+            lines, given_trees = model_inputs(trees, recipe, (parsed or {}).get(name))
+            outputs = translate(model, lines, given_trees, beam, batch_size)
         splits[name] = summarize(trees, outputs)
         print(f"{name}: {splits[name]['all']}", file=sys.stderr)
     return splits

@@ -16,6 +16,12 @@ or ``TASK-spacy``:
                             generalization split is fairseq's second test set, ``test1``
     recipe.json             the task, the tree source, sizes, splits and the generator's record
 
+and, with ``--language-model``, ``$DATA/TASK-lm`` for fairseq's ``language_modeling`` task
+(Murty et al.'s setup, ACL 2023: source, marker and target as one sequence, a language model's
+loss on all of it): ``lm/{split}.txt`` one example a line, ``trees/{split}.src`` the gold trees
+(what the scores read), ``data-bin/`` fairseq-preprocess ``--only-source`` (gen as ``test1``)
+and a ``recipe.json`` of kind ``language_model``.
+
 Splits (the paper's sizes by default): train, valid and test follow the training distribution
 (either marker; a PRESENT or QUEST example only where the linear and the hierarchical rule give
 the same target), gen holds only PRESENT or QUEST examples where they differ in the scored word.
@@ -121,8 +127,9 @@ def pair_name(task: str, source: str) -> str:
 
 def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], seed: int,
                spacy_model: str | None = None, workers: int = 1, binarise: bool = True,
-               progress=print) -> dict[str, dict]:
-    """Generate ``task`` once and write a folder for each tree source; {pair: recipe.json}."""
+               progress=print, language_model: bool = False) -> dict[str, dict]:
+    """Generate ``task`` once and write a folder for each tree source (and the language
+    model's, ``language_model``); {pair: recipe.json}."""
     splits = generate_splits(task, seed, sizes, progress)
     stats = {split: split_stats(trees) for split, trees in splits.items()}
     recipes = {}
@@ -156,7 +163,41 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
                         spacy=spacy_pipeline(spacy_model) if source == "spacy" else None)
         recipe.write(pair_dir)
         recipes[pair_name(task, source)] = recipe.to_json()
+    if language_model:
+        progress(f"{out / task}-lm: one sequence an example")
+        details = {"task": task, "trees": "gold", "gold_trees": "trees",
+                   "sizes": {split: len(splits[split]) for split in SPLITS},
+                   "splits": dict(BINARIZED_AS),
+                   "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
+                                 "rule_probabilities": "uniform", "stats": stats}}
+        recipes[f"{task}-lm"] = write_language_model_task(out, task, splits, details, workers,
+                                                          binarise)
     return recipes
+
+
+def write_language_model_task(out: Path, task: str, splits: dict, details: dict,
+                              workers: int = 1, binarise: bool = True) -> dict:
+    """``$DATA/TASK-lm`` (see the module docstring); its recipe.json."""
+    from fairseq import options
+    from fairseq_cli import preprocess
+
+    pair_dir = out / f"{task}-lm"
+    for split in SPLITS:
+        write_lines(pair_dir / "lm" / f"{split}.txt",
+                    (" ".join([*hg.leaves(tree), *hg.target(tree)]) for tree in splits[split]))
+        write_lines(pair_dir / "trees" / f"{split}.src",
+                    (format_bracketed(tree) for tree in splits[split]))
+    if binarise:
+        lm = pair_dir / "lm"
+        preprocess.main(options.get_preprocessing_parser().parse_args([
+            "--only-source", "--trainpref", str(lm / "train.txt"),
+            "--validpref", str(lm / "valid.txt"),
+            "--testpref", f"{lm / 'test.txt'},{lm / 'gen.txt'}",
+            "--destdir", str(pair_dir / "data-bin"), "--workers", str(workers)]))
+    recipe = {"kind": "language_model", **details, "pair": f"{task}-lm",
+              "sequence": "the source tokens (sentence and marker), then the target tokens"}
+    (pair_dir / "recipe.json").write_text(json.dumps(recipe, indent=2) + "\n", encoding="utf-8")
+    return recipe
 
 
 def main(argv=None) -> dict:
@@ -175,6 +216,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="binarization workers")
     parser.add_argument("--no-binarize", action="store_true", help="text files only")
+    parser.add_argument("--language-model", action="store_true",
+                        help="also TASK-lm: source and target as one sequence, for fairseq's "
+                        "language_modeling task")
     args = parser.parse_args(argv)
     if "spacy" in args.trees and not args.spacy_model:
         parser.error("--trees spacy needs --spacy-model (an installed English pipeline)")
@@ -185,7 +229,8 @@ def main(argv=None) -> dict:
         for task in args.task or list(hg.TASKS):
             recipes.update(write_task(args.out, task, args.trees, sizes, args.seed,
                                       args.spacy_model, args.workers, not args.no_binarize,
-                                      progress=lambda line: print(line, file=sys.stderr)))
+                                      progress=lambda line: print(line, file=sys.stderr),
+                                      language_model=args.language_model))
     except (ParserUnavailable, FairseqTreeError) as error:
         sys.exit(f"error: {error}")
     for pair, recipe in recipes.items():

@@ -15,6 +15,7 @@ from conftest import GENERATE, ROOT, TRAIN, run_cli
 
 import prepare_hierarchical_generalization as prep
 from bench import hierarchical_generalization as scoring
+from bench import hierarchical_generalization_curves as curves
 from bench import hierarchical_generalization_seeds as seeds
 from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.parsing import build_parser, right_branching_tree
@@ -171,7 +172,7 @@ def written(tmp_path_factory):
 @pytest.mark.slow
 def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(written):
     assert sorted(p.name for p in written.iterdir()) == [
-        "question", "question-right-branching", "tense", "tense-right-branching"]
+        "question", "question-right-branching", "tense", "tense-lm", "tense-right-branching"]
     for task in hg.TASKS:
         gold, control = written / task, written / f"{task}-right-branching"
         recipe = json.loads((gold / "recipe.json").read_text())
@@ -191,6 +192,47 @@ def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(writte
             assert (control / "gold" / f"{split}.src").read_text() == (
                 gold / "trees" / f"{split}.src").read_text()
         assert (gold / "data-bin" / "test1.src-tgt.src.bin").is_file()
+
+
+@pytest.mark.slow
+def test_the_language_models_folder_holds_each_example_as_one_sequence(written):
+    """tense-lm: source, marker and target one line, the gold trees beside them (what the
+    scores read), the generalization set binarized as test1, as in the translation folder."""
+    gold, lm = written / "tense", written / "tense-lm"
+    recipe = json.loads((lm / "recipe.json").read_text())
+    assert (recipe["kind"], recipe["task"], recipe["gold_trees"], recipe["sizes"]) == (
+        "language_model", "tense", "trees", SIZES)
+    for split in SIZES:
+        sources = (gold / "tok" / f"{split}.src").read_text().splitlines()
+        targets = (gold / "tok" / f"{split}.tgt").read_text().splitlines()
+        assert (lm / "lm" / f"{split}.txt").read_text().splitlines() == [
+            f"{source} {target}" for source, target in zip(sources, targets)]
+        assert (lm / "trees" / f"{split}.src").read_text() == (
+            gold / "trees" / f"{split}.src").read_text()
+    assert (lm / "data-bin" / "test1.bin").is_file() and (lm / "data-bin" / "dict.txt").is_file()
+
+
+def test_a_language_models_continuation_starts_after_the_prefix_and_its_eos_is_dropped():
+    """fairseq's language-model hub returns the forced prefix with the continuation."""
+    import torch
+
+    class Hub:
+        vocabulary = ["<eos>", "the", "newt", "laughs", "laughed", ".", "PRESENT"]
+
+        def encode(self, text):
+            return torch.tensor([self.vocabulary.index(w) for w in text.split()] + [0])
+
+        def generate(self, encoded, beam, max_len_a, max_len_b):
+            assert (beam, max_len_a, max_len_b) == (1, 2, 1)
+            made = {"the newt laughed . PRESENT": "the newt laughs ."}
+            return [[{"tokens": torch.cat([ids[:-1], self.encode(made[self.string(ids)])])}]
+                    for ids in encoded]
+
+        def string(self, ids):
+            return " ".join(self.vocabulary[i] for i in ids.tolist() if i != 0)
+
+    assert scoring.continue_sequences(Hub(), ["the newt laughed . PRESENT"]) == [
+        ["the", "newt", "laughs", "."]]
 
 
 def test_a_spacy_folder_records_the_pipeline_the_hub_parses_held_out_trees_with(
@@ -429,3 +471,63 @@ def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, 
     assert attention["self_attention"]["all"]["examples"] == 5
     with pytest.raises(SystemExit, match="no config nowhere.yaml"):
         seeds.main(["nowhere:tree2seq", *common])
+    # fairseq's transformer_lm on the sequences, scored on its continuations of the sources
+    report = seeds.main(["hierarchical-tense-lm:transformer-lm", *common, *short])
+    run = next(r for r in report["runs"] if r["model"] == "transformer-lm")
+    assert (run["updates"], run["task"]) == (2, "tense")
+    assert {split: cells["all"]["examples"] for split, cells in run["splits"].items()} == {
+        "test": SIZES["test"], "gen": SIZES["gen"]}
+
+
+def curve_run(system: str, seed: int, values: dict) -> dict:
+    return {"system": system, "seed": seed,
+            "points": [{"updates": u, "gen": {"all": {"scored_word": v}}}
+                       for u, v in sorted(values.items())]}
+
+
+def test_curves_say_when_each_seed_first_passes_50_and_90_percent():
+    turns = curve_run("a:tree2seq", 1, {1000: 2.0, 2000: 55.0, 3000: 40.0, 4000: 95.0})
+    stays = curve_run("a:tree2seq", 2, {1000: 1.0, 2000: 3.0, 3000: 2.0})
+    report = {"task": "tense", "every": 1000, "systems": ["a:tree2seq"], "runs": [stays, turns]}
+    report["summary"] = curves.summary(report)
+    first, second = report["summary"]["seeds"]
+    assert (first["seed"], first["first_above_50"], first["first_above_90"],
+            first["at_3000"], first["at_end"], first["best"]) == (1, 2000, 4000, 40.0, 95.0, 95.0)
+    assert (second["first_above_50"], second["first_above_90"], second["updates"]) == (
+        None, None, 3000)
+    # the mean over the seeds only where both have a point
+    assert report["summary"]["means"]["a:tree2seq"] == [
+        {"updates": 1000, "seeds": 2, "mean": 1.5}, {"updates": 2000, "seeds": 2, "mean": 29.0},
+        {"updates": 3000, "seeds": 2, "mean": 21.0}]
+    table = curves.curve_table(report)
+    assert table[0] == ("| system (config:model) | seed | 1,000 | 3,000 | first above 50% | "
+                        "first above 90% |")
+    assert table[2:] == ["| a:tree2seq | 1 | 2.0 | 40.0 | 2000 | 4000 |",
+                         "| a:tree2seq | 2 | 1.0 | 2.0 | - | - |"]
+
+
+@pytest.mark.slow
+def test_curves_score_each_segment_once_and_train_again_where_checkpoints_are_gone(
+        written, tmp_path):
+    """Segments of 2 updates to 4, each end scored on the generalization set; a second call
+    scores nothing again; with the checkpoints gone, a longer call trains from the start and
+    scores only the new point; the figure is drawn from the JSON."""
+    report_path, ckpt = tmp_path / "curves.json", tmp_path / "ckpt"
+    common = ["hierarchical-tense:tree2seq", "--seeds", "1", "--every", "2", "--data",
+              str(written), "--checkpoints", str(ckpt), "--json", str(report_path),
+              "--batch-size", "16"]
+    report = curves.main([*common, "--max-update", "4", "--figure", str(tmp_path / "c.png")])
+    (run,) = report["runs"]
+    assert [p["updates"] for p in run["points"]] == [2, 4]
+    assert all(p["gen"]["all"]["examples"] == SIZES["gen"] and p["valid_loss"] is not None
+               for p in run["points"])
+    assert (tmp_path / "c.png").stat().st_size > 0
+    log = ckpt / "seed-1" / "hierarchical-tense" / "tree2seq" / "train.log"
+    size = log.stat().st_size
+    assert curves.main([*common, "--max-update", "4"])["runs"][0]["points"] == run["points"]
+    assert log.stat().st_size == size  # nothing trained
+    for checkpoint in log.parent.glob("checkpoint*.pt"):
+        checkpoint.unlink()
+    again = curves.main([*common, "--max-update", "6"])["runs"][0]["points"]
+    assert again[:2] == run["points"] and again[2]["updates"] == 6
+    assert "--max-update 6" in log.read_text() and log.read_text().count("--max-update 6") == 1

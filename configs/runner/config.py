@@ -3,8 +3,9 @@
 A config maps sections to settings; a model's section under ``models:`` is merged over the
 file's (see configs/README.md). Flag sections (``train``, ``gpu``, ``task``, ``generate``,
 ``validate``) map fairseq option names without "--" to values, turned into command-line
-arguments by ``flag_args``. ``kind`` is ``translation`` (tree_translation, evaluated by BLEU) or
-``classification`` (tree_classification, evaluated by accuracy).
+arguments by ``flag_args``. ``kind`` is ``translation`` (tree_translation, evaluated by BLEU),
+``classification`` (tree_classification, evaluated by accuracy) or ``language_model`` (fairseq's
+language_modeling, trained here and evaluated by the benchmark that uses it).
 """
 
 import sys
@@ -24,7 +25,9 @@ SECTIONS = {"batch", "train", "gpu", "task", "generate", "validate", "evaluate",
             "paper_accuracy", "paper_mse"}
 TOP_KEYS = SECTIONS | {"base", "kind", "pair", "data_bin", "source", "target", "recipe", "models",
                        "metric"}
-KINDS = ("translation", "classification")
+KINDS = ("translation", "classification", "language_model")
+FAIRSEQ_TASKS = {"translation": "tree_translation", "classification": "tree_classification",
+                 "language_model": "language_modeling"}
 # What a classification experiment reports from fairseq-validate: accuracy (%), or the mean
 # squared error of a score (SICK-R); each with the paper's value under paper_<metric>.
 METRICS = ("accuracy", "mse")
@@ -109,7 +112,7 @@ class Experiment:
 
     @property
     def fairseq_task(self) -> str:
-        return "tree_translation" if self.kind == "translation" else "tree_classification"
+        return FAIRSEQ_TASKS[self.kind]
 
 
 def load_experiment(config_dir: Path, pair: str, model: str) -> Experiment:
@@ -156,6 +159,8 @@ def build_experiment(name: str, model: str, config: dict) -> Experiment:
                           metric=config.get("metric", "accuracy"),
                           paper_accuracy=config.get("paper_accuracy"),
                           paper_mse=config.get("paper_mse"))
+    if common["kind"] == "language_model":
+        return Experiment(**common)
     return Experiment(**common, source=config["source"], target=config["target"],
                       generate=config["generate"], compound_split=bool(evaluate["compound_split"]),
                       paper_bleu=config.get("paper_bleu"))

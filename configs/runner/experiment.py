@@ -133,6 +133,11 @@ def check_data(exp: Experiment, data: Path) -> Path:
     data_bin = pair_dir / exp.data_bin
     if exp.kind == "classification":
         return classification.check_data(data_bin, f"DATA={data} bash {exp.recipe}")
+    if exp.kind == "language_model":
+        if not (data_bin / "dict.txt").is_file():
+            raise CliError(f"{data_bin}: no binarized data (no dict.txt); "
+                           f"run DATA={data} bash {exp.recipe} first")
+        return data_bin
     if not (data_bin / f"dict.{exp.source}.txt").is_file():
         raise CliError(f"{data_bin}: no binarized data (no dict.{exp.source}.txt); "
                        f"run DATA={data} bash {exp.recipe} first")
@@ -261,6 +266,9 @@ def report(results: dict, path: Path):
 
 
 def evaluate(exp: Experiment, env: dict, args, extras: list[str]) -> int:
+    if exp.kind == "language_model":
+        raise CliError(f"{exp.name}: a language model has no evaluate command here; the "
+                       "benchmark that trains it scores it (see its config)")
     data_bin = check_data(exp, env["data"])
     save_dir = env["checkpoints"] / exp.name / exp.model
     if exp.kind == "classification":
