@@ -216,7 +216,12 @@ class TreeHubInterface(GeneratorHubInterface):
 
     def encode_targets(self, sentences: List[str], names: List[str]) -> List[torch.Tensor]:
         """Target token ids (ending in EOS) of translations, tokenised (in the target language),
-        lowercased and split into subwords as the recipe made the training targets."""
+        lowercased and split into subwords as the recipe made the training targets; a model
+        that writes trees (--target-trees) is given bracketed target trees, their leaves split
+        into subwords, as the tree it would write."""
+        if self.task.cfg.target_trees:
+            return [self.encode_target_tree(line, index, name)
+                    for index, (line, name) in enumerate(zip(sentences, names))]
         encoded = []
         for name, sentence in zip(names, sentences):
             pieces = self.target_text.subword_text(sentence)
@@ -227,6 +232,16 @@ class TreeHubInterface(GeneratorHubInterface):
                                             "target dictionary")
             encoded.append(ids)
         return encoded
+
+    def encode_target_tree(self, line: str, index: int, name: str) -> torch.Tensor:
+        try:
+            tree = self.target_text.subword_tree(read_input_tree(line, index))
+        except InputTreeError as err:
+            raise TranslationInputError(f"{name}: the model writes trees, and the target "
+                                        f"is not one: {err.reason}") from None
+        except ValueError as err:
+            raise TranslationInputError(f"{name}: {err}") from None
+        return self.task.target_item(tree)
 
     def fitting_targets(self, tokens: List[torch.Tensor], names: List[str]):
         """Raise ``TranslationInputError`` for the first target longer than the model accepts."""
@@ -262,7 +277,9 @@ class TreeHubInterface(GeneratorHubInterface):
         ).next_epoch_itr(shuffle=False)
 
     def string(self, tokens) -> str:
-        return super().string(tokens.leaves if isinstance(tokens, EncodedTree) else tokens)
+        """The target symbols of ``tokens``; of a written tree (--target-trees), its leaves."""
+        return self.tgt_dict.string(tokens.leaves if isinstance(tokens, EncodedTree) else tokens,
+                                    extra_symbols_to_ignore=self.task.target_tree_symbols)
 
     def remove_bpe(self, sentence: str) -> str:
         return self.target_text.merge_subwords(sentence)

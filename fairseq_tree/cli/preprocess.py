@@ -8,6 +8,9 @@ bracketed tree per line, target files ``{pref}.{tgt}`` the BPE'd target text. Ou
 labels), ``... .{src}.spans`` (node spans) and ``{split}.{src}-{tgt}.{tgt}`` (stock target);
 on request also ``... .{src}.tags`` (``--leaf-tags``: the leaves' POS tags) and ``... .{src}.heads``
 (``--dependency-heads SUFFIX``: the leaves' dependency heads from ``{pref}.SUFFIX``, CoNLL-U).
+``--target-trees``: the target files hold bracketed trees too, one a line; their leaves are the
+stock target, their labels and spans ``... .{tgt}.labels`` and ``... .{tgt}.spans`` (what
+``tree_translation --target-trees`` trains the decoder to write).
 The suffixes are those of ``fairseq_tree.data.tree_files``.
 
 ``--only-source`` binarises trees alone, named as ``fairseq-preprocess --only-source`` names its
@@ -73,6 +76,13 @@ def get_parser():
         "e.g. a subword piece, and at EOS); the tags join the source dictionary as node labels do",
     )
     group.add_argument(
+        "--target-trees", action="store_true",
+        help="the target files hold bracketed trees (one a line), not text: write their leaves "
+        "as the stock target and their node labels and spans beside it "
+        "({split}.{src}-{tgt}.{tgt}.labels, .spans), for tree_translation --target-trees; the "
+        "labels join the target dictionary as source labels join the source's",
+    )
+    group.add_argument(
         "--dependency-heads", metavar="SUFFIX",
         help="read each split's dependency heads from {pref}.SUFFIX (CoNLL-U, one sentence per "
         "source line, its tokens exactly the tree's leaves) and write them as "
@@ -118,6 +128,9 @@ def check_args(parser, args):
         check_classification_args(parser, args)
     else:
         check_pair_args(parser, args)
+    if args.target_trees and (args.only_source or args.task == CLASSIFICATION_TASK):
+        parser.error("--target-trees needs target files: not with --only-source or "
+                     "--task tree_classification")
     if args.node_targets and args.leaf_tags:
         parser.error("--leaf-tags with --node-targets: the trees' word labels are classes "
                      "(targets), not POS tags")

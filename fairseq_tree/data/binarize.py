@@ -1,5 +1,8 @@
 """Binarising parallel (bracketed source tree, target text) files into fairseq datasets, or
-source trees alone (``--only-source``, the layout of fairseq's ``sentence_prediction``).
+source trees alone (``--only-source``, the layout of fairseq's ``sentence_prediction``). With
+``Encoding.target_trees`` the target lines are bracketed trees too: their leaves are the target
+dataset (the text a plain model translates into), their labels and spans written beside it as a
+source tree's are (``tree_files``), for ``tree_translation --target-trees``.
 
 Source and target are always read in lockstep, one line pair at a time, so the two sides cannot
 drift apart: a pair is written whole or skipped whole. Worker processes parse and encode chunks of
@@ -67,6 +70,8 @@ class ParsedPair:
     lineno: int
     tree: Optional[NormalTree] = None
     target: Optional[List[str]] = None
+    target_tree: Optional[NormalTree] = None  # with target trees: the target's (its leaves
+    # are ``target``)
     unit_targets: Optional[List[int]] = None  # with NodeTargets: class of each leaf and node
     error_side: Optional[str] = None  # "src" or "tgt" when the pair is invalid
     error: Optional[str] = None
@@ -80,6 +85,7 @@ class Encoding:
     tgt_dict: Optional[Dictionary] = None
     node_targets: Optional[NodeTargets] = None
     leaf_tags: bool = False  # also write the leaves' POS tags
+    target_trees: bool = False  # the target lines are bracketed trees
 
 
 def read_pairs(files: PairFiles) -> Iterator[RawPair]:
@@ -105,9 +111,11 @@ def _decode(line: bytes) -> str:
     return line.decode("utf-8").rstrip("\r\n")
 
 
-def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None) -> ParsedPair:
-    """Parse the source tree and tokenise the target of one line pair, recording what is wrong;
-    with ``node_targets``, take the tree's labels as targets and hide them from the input."""
+def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None,
+               target_trees: bool = False) -> ParsedPair:
+    """Parse the source tree and tokenise the target of one line pair (parse it, with
+    ``target_trees``), recording what is wrong; with ``node_targets``, take the tree's labels
+    as targets and hide them from the input."""
     try:
         src_text = _decode(raw.src)
     except UnicodeDecodeError as err:
@@ -128,10 +136,22 @@ def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None) -> Pars
             tree, unit_targets = node_targets.split(tree)
         except ValueError as err:
             return ParsedPair(raw.lineno, error_side="src", error=str(err))
-    target = None if tgt_text is None else tokenize_line(tgt_text)
+    target_tree = None
+    if tgt_text is not None and target_trees:
+        if not tgt_text.strip():
+            return ParsedPair(raw.lineno, error_side="tgt",
+                              error="empty line (expected a bracketed target tree)")
+        try:
+            target_tree = parse_tree(tgt_text)
+        except TreeSyntaxError as err:
+            return ParsedPair(raw.lineno, error_side="tgt", error=f"malformed tree: {err}")
+        target = target_tree.leaves
+    else:
+        target = None if tgt_text is None else tokenize_line(tgt_text)
     if target is not None and not target:
         return ParsedPair(raw.lineno, error_side="tgt", error="empty line (expected target text)")
-    return ParsedPair(raw.lineno, tree=tree, target=target, unit_targets=unit_targets)
+    return ParsedPair(raw.lineno, tree=tree, target=target, target_tree=target_tree,
+                      unit_targets=unit_targets)
 
 
 def chunked(items: Iterable, size: Optional[int] = None) -> Iterator[list]:
@@ -151,13 +171,14 @@ def _install_encoding(encoding: Encoding):
 
 @dataclass
 class SymbolCounts:
-    """Symbol counts of source leaves, source node labels and leaf tags (as dictionary symbols)
-    and target."""
+    """Symbol counts of source leaves, source node labels and leaf tags (as dictionary symbols),
+    target tokens and target node labels."""
 
     leaves: Counter = field(default_factory=Counter)
     labels: Counter = field(default_factory=Counter)
     tags: Counter = field(default_factory=Counter)
     target: Counter = field(default_factory=Counter)
+    target_labels: Counter = field(default_factory=Counter)
     pairs: int = 0
 
     def update(self, other: "SymbolCounts"):
@@ -165,6 +186,7 @@ class SymbolCounts:
         self.labels.update(other.labels)
         self.tags.update(other.tags)
         self.target.update(other.target)
+        self.target_labels.update(other.target_labels)
         self.pairs += other.pairs
 
 
@@ -172,7 +194,7 @@ def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair
     """Symbol counts of the valid pairs of a chunk, and its invalid pairs."""
     counts, invalid = SymbolCounts(), []
     for raw in chunk:
-        parsed = parse_pair(raw, _WORKER_ENCODING.node_targets)
+        parsed = parse_pair(raw, _WORKER_ENCODING.node_targets, _WORKER_ENCODING.target_trees)
         if parsed.error:
             invalid.append(parsed)
             continue
@@ -180,6 +202,9 @@ def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair
         counts.labels.update(label_symbol(node.label) for node in parsed.tree.nodes)
         counts.tags.update(label_symbol(tag) for tag in parsed.tree.tags if tag is not None)
         counts.target.update(parsed.target or ())
+        if parsed.target_tree is not None:
+            counts.target_labels.update(label_symbol(node.label)
+                                        for node in parsed.target_tree.nodes)
     counts.pairs = len(chunk)
     return counts, invalid
 
@@ -189,26 +214,30 @@ class EncodedPair:
     lineno: int
     source: Optional[EncodedTree] = None
     target: Optional[torch.Tensor] = None
+    target_tree: Optional[EncodedTree] = None  # with target trees (its leaves are ``target``)
     unit_targets: Optional[torch.Tensor] = None  # (n + m,) class ids, pad where none
     invalid: Optional[ParsedPair] = None
 
 
 def encode_pair(parsed: ParsedPair, encoding: Encoding) -> EncodedPair:
-    target = unit_targets = None
-    if parsed.target is not None:
+    target = unit_targets = target_tree = None
+    if parsed.target_tree is not None:
+        target_tree = encode_tree(parsed.target_tree, encoding.tgt_dict)
+        target = target_tree.leaves
+    elif parsed.target is not None:
         tgt_dict = encoding.tgt_dict
         target = [tgt_dict.index(token) for token in parsed.target] + [tgt_dict.eos()]
         target = torch.tensor(target, dtype=torch.long)
     if parsed.unit_targets is not None:
         unit_targets = torch.tensor(parsed.unit_targets, dtype=torch.long)
     return EncodedPair(parsed.lineno, source=encode_tree(parsed.tree, encoding.src_dict),
-                       target=target, unit_targets=unit_targets)
+                       target=target, target_tree=target_tree, unit_targets=unit_targets)
 
 
 def encode_chunk(chunk: Sequence[RawPair]) -> List[EncodedPair]:
     encoding, encoded = _WORKER_ENCODING, []
     for raw in chunk:
-        parsed = parse_pair(raw, encoding.node_targets)
+        parsed = parse_pair(raw, encoding.node_targets, encoding.target_trees)
         if parsed.error:
             encoded.append(EncodedPair(parsed.lineno, invalid=parsed))
         else:
@@ -347,7 +376,11 @@ class SplitWriter:
         outputs = {kind: (tree_file(src_prefix, kind), dtype) for kind, dtype in
                    ((LEAVES, src_dtype), (LABELS, src_dtype), (SPANS, SPAN_DTYPE))}
         if tgt_prefix is not None:
-            outputs["target"] = (tgt_prefix, best_fitting_int_dtype(len(encoding.tgt_dict)))
+            tgt_dtype = best_fitting_int_dtype(len(encoding.tgt_dict))
+            outputs["target"] = (tgt_prefix, tgt_dtype)
+            if encoding.target_trees:
+                outputs["target_labels"] = (tree_file(tgt_prefix, LABELS), tgt_dtype)
+                outputs["target_spans"] = (tree_file(tgt_prefix, SPANS), SPAN_DTYPE)
         if encoding.node_targets is not None:
             classes = len(encoding.node_targets.classes)
             outputs[NODE_TARGETS] = (tree_file(src_prefix, NODE_TARGETS),
@@ -363,6 +396,9 @@ class SplitWriter:
         items = {LEAVES: pair.source.leaves, LABELS: pair.source.labels,
                  SPANS: pair.source.spans.view(-1), "target": pair.target,
                  NODE_TARGETS: pair.unit_targets, TAGS: pair.source.tags}
+        if pair.target_tree is not None:
+            items.update(target_labels=pair.target_tree.labels,
+                         target_spans=pair.target_tree.spans.view(-1))
         for item, (_, builder) in self.builders.items():
             builder.add_item(items[item])
 

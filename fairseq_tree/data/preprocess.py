@@ -70,6 +70,7 @@ class PreprocessOptions:
     dependency_heads: Optional[str] = None  # read heads from {pref}.SUFFIX (CoNLL-U)
     node_targets: Optional[str] = None  # the class dictionary of the trees' labels
     no_target_label: Optional[str] = None  # with node_targets: units that get no target
+    target_trees: bool = False  # the target files hold bracketed trees
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **changes) -> "PreprocessOptions":
@@ -123,7 +124,7 @@ def build_dictionaries(options: PreprocessOptions,
     if options.joined_dictionary:
         joined = build_dictionary(
             counts.leaves + counts.target, options.thresholdsrc, options.nwordssrc,
-            options.padding_factor, always=labels,
+            options.padding_factor, always=labels + counts.target_labels,
         )
         return joined, joined
     if src_dict is None:
@@ -133,7 +134,8 @@ def build_dictionaries(options: PreprocessOptions,
         )
     if tgt_dict is None and not options.only_source:
         tgt_dict = build_dictionary(
-            counts.target, options.thresholdtgt, options.nwordstgt, options.padding_factor
+            counts.target, options.thresholdtgt, options.nwordstgt, options.padding_factor,
+            always=counts.target_labels,
         )
     return src_dict, tgt_dict
 
@@ -141,12 +143,13 @@ def build_dictionaries(options: PreprocessOptions,
 def build_encoding(options: PreprocessOptions) -> Encoding:
     """What the workers encode with (the dictionaries are added once built)."""
     if not options.node_targets:
-        return Encoding(leaf_tags=options.leaf_tags)
+        return Encoding(leaf_tags=options.leaf_tags, target_trees=options.target_trees)
     try:
         node_targets = load_node_targets(options.node_targets, options.no_target_label)
     except ValueError as err:
         raise InputError(options.node_targets, None, str(err)) from None
-    return Encoding(node_targets=node_targets, leaf_tags=options.leaf_tags)
+    return Encoding(node_targets=node_targets, leaf_tags=options.leaf_tags,
+                    target_trees=options.target_trees)
 
 
 def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:

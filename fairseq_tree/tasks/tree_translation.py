@@ -17,14 +17,17 @@ from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
 from fairseq_tree.data.complete_batches import CompleteLanguagePairDataset
+from fairseq_tree.data.label_dictionary import is_label_symbol
 from fairseq_tree.data.linearized_tree import (
+    CLOSE_SYMBOL,
+    OPEN_SYMBOL,
     LinearizedTreeDataset,
     add_bracket_symbols,
     linearize,
 )
 from fairseq_tree.data.single_leaf_nodes import MultiLeafNodesDataset, multi_leaf_nodes
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
-from fairseq_tree.data.tree_files import TREE_PARTS, tree_file
+from fairseq_tree.data.tree_files import LABELS, SPANS, TREE_PARTS, tree_file
 from fairseq_tree.data.tree_language_pair_dataset import TreeLanguagePairDataset, collate_nodes
 from fairseq_tree.data.tree_paths import embedding_paths
 from fairseq_tree.errors import FairseqTreeError
@@ -68,6 +71,17 @@ class TreeTranslationConfig(TranslationConfig):
             "nodes (with --tree-input tree or linearized; a checkpoint remembers it)"
         },
     )
+    target_trees: bool = field(
+        default=False,
+        metadata={
+            "help": "the decoder writes the target's tree, linearized as the linearized-tree "
+            "baseline reads a source ('[(] [NP] the dog [)] ...': string-to-tree, Aharoni & "
+            "Goldberg 2017), from the target trees of fairseq-tree-preprocess --target-trees; "
+            "what is scored sees its leaves: fairseq-generate strips the brackets and labels "
+            "from hypotheses and references (its BLEU is on the leaves), as the hub's translate "
+            "does; given targets (the hub's score, --score-targets) are bracketed trees"
+        },
+    )
 
 
 class InputTreeError(ValueError):
@@ -106,15 +120,26 @@ class TreeTranslationTask(TranslationTask):
     cfg: TreeTranslationConfig
 
     def __init__(self, cfg: TreeTranslationConfig, src_dict, tgt_dict):
+        joined = src_dict == tgt_dict
         if cfg.tree_input == "linearized":
-            joined = src_dict == tgt_dict
             self.bracket_ids = add_bracket_symbols(src_dict)
             if joined and tgt_dict is not src_dict:  # keep a joined dictionary joined
                 add_bracket_symbols(tgt_dict)
+        if cfg.target_trees:
+            if cfg.eval_bleu:
+                raise FairseqTreeError("--eval-bleu with --target-trees: fairseq's validation "
+                                       "BLEU would score the brackets; score the leaves with "
+                                       "fairseq-generate after training")
+            if OPEN_SYMBOL not in tgt_dict.indices:
+                add_bracket_symbols(tgt_dict)
+                if joined and src_dict is not tgt_dict:
+                    add_bracket_symbols(src_dict)
+            self.target_bracket_ids = (tgt_dict.index(OPEN_SYMBOL), tgt_dict.index(CLOSE_SYMBOL))
         super().__init__(cfg, src_dict, tgt_dict)
         # Saved in checkpoints (task_state), so a run with another --tree-input is refused.
         self.state.merge_state_dict({"tree_input": str(cfg.tree_input),  # a str pickles
-                                     "drop_single_leaf_nodes": bool(cfg.drop_single_leaf_nodes)})
+                                     "drop_single_leaf_nodes": bool(cfg.drop_single_leaf_nodes),
+                                     "target_trees": bool(cfg.target_trees)})
         # Trees of interactive input, by leaf ids: fairseq-interactive passes only src_tokens on.
         self._interactive_trees: Dict[Tuple[int, ...], deque] = {}
         self._interactive_lines = 0
@@ -133,24 +158,32 @@ class TreeTranslationTask(TranslationTask):
             said = "with" if dropped else "without"
             raise FairseqTreeError(f"the checkpoint was trained {said} --drop-single-leaf-nodes: "
                                    f"run {said} it too")
+        trees_out = state_dict.get("target_trees", False)
+        if trees_out != self.cfg.target_trees:
+            said = "with" if trees_out else "without"
+            raise FairseqTreeError(f"the checkpoint was trained {said} --target-trees: run "
+                                   f"{said} it too")
         super().load_state_dict(state_dict)
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
-        if self.cfg.tree_input == "leaves-only":
+        if self.cfg.tree_input == "leaves-only" and not self.cfg.target_trees:
             super().load_dataset(split, epoch=epoch, combine=combine, **kwargs)
             self.datasets[split] = CompleteLanguagePairDataset.from_dataset(self.datasets[split])
             return
         if self.cfg.truncate_source or self.cfg.num_batch_buckets > 0:
             raise FairseqTreeError(
                 "--truncate-source and --num-batch-buckets work with --tree-input leaves-only "
-                "only: they would cut or pad leaves under the node spans (or the brackets of "
-                "a linearized tree)"
+                "(and no --target-trees) only: they would cut or pad leaves under the node "
+                "spans (or the brackets of a linearized tree)"
             )
         paths = utils.split_paths(self.cfg.data)
         if split != self.cfg.train_subset:
             paths = paths[:1]
         data_path = paths[(epoch - 1) % len(paths)]
-        leaves, labels, spans, target = self.load_tree_parts(data_path, split, combine)
+        leaves, labels, spans, target, *target_tree = self.load_tree_parts(data_path, split,
+                                                                            combine)
+        if target_tree:
+            target = LinearizedTreeDataset(target, *target_tree, *self.target_bracket_ids)
         if self.cfg.drop_single_leaf_nodes:
             labels, spans = (MultiLeafNodesDataset(labels, spans, part)
                              for part in MultiLeafNodesDataset.PARTS)
@@ -165,12 +198,14 @@ class TreeTranslationTask(TranslationTask):
                 leaves, leaves.sizes, self.src_dict, labels, spans,
                 count_nodes=self.cfg.max_tokens_counts == "leaves-and-nodes", **pair)
             return
-        source = LinearizedTreeDataset(leaves, labels, spans, *self.bracket_ids)
+        source = (leaves if self.cfg.tree_input == "leaves-only"
+                  else LinearizedTreeDataset(leaves, labels, spans, *self.bracket_ids))
         self.datasets[split] = CompleteLanguagePairDataset(source, source.sizes, self.src_dict,
                                                            **pair)
 
     def load_tree_parts(self, data_path, split, combine):
-        """The leaves, labels, spans and target datasets of ``split`` (its shards joined)."""
+        """The leaves, labels, spans and target datasets of ``split`` (its shards joined), and
+        with --target-trees the target's labels and spans."""
         shards = []
         for k in itertools.count():
             prefix = os.path.join(
@@ -197,6 +232,15 @@ class TreeTranslationTask(TranslationTask):
                 )
             parts.append(dataset)
         parts.append(data_utils.load_indexed_dataset(prefix + tgt, None, "mmap"))
+        if self.cfg.target_trees and parts[-1] is not None:
+            for kind in (LABELS, SPANS):
+                path = tree_file(prefix + tgt, kind)
+                dataset = data_utils.load_indexed_dataset(path, None, "mmap")
+                if dataset is None:
+                    raise FileNotFoundError(
+                        f"target tree dataset not found: {path}.{{bin,idx}} (binarize the "
+                        "target trees with fairseq-tree-preprocess --target-trees)")
+                parts.append(dataset)
         return parts
 
     def _concat(self, parts):
@@ -219,6 +263,34 @@ class TreeTranslationTask(TranslationTask):
         return model
 
     # ---------------------------------------------------------------- inference
+
+    @property
+    def target_tree_symbols(self) -> set:
+        """With --target-trees, the ids of what a written tree adds to its leaves: the bracket
+        and label symbols of the target dictionary (what is stripped before scoring); empty
+        otherwise."""
+        if not self.cfg.target_trees:
+            return set()
+        return {*self.target_bracket_ids,
+                *(i for i, symbol in enumerate(self.tgt_dict.symbols) if is_label_symbol(symbol))}
+
+    def build_generator(self, models, args, seq_gen_cls=None, extra_gen_cls_kwargs=None,
+                        prefix_allowed_tokens_fn=None):
+        """fairseq's generator; with --target-trees it names the tree's symbols as symbols to
+        strip from the output, which fairseq-generate leaves out of hypotheses and references
+        alike before it prints and scores them."""
+        if self.cfg.target_trees and not getattr(args, "score_reference", False):
+            extra_gen_cls_kwargs = dict(extra_gen_cls_kwargs or {})
+            extra_gen_cls_kwargs["symbols_to_strip_from_output"] = (
+                set(extra_gen_cls_kwargs.get("symbols_to_strip_from_output") or ())
+                | self.target_tree_symbols)
+        return super().build_generator(models, args, seq_gen_cls, extra_gen_cls_kwargs,
+                                       prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
+
+    def target_item(self, tree: NormalTree) -> torch.Tensor:
+        """A given target tree (of the model's units) as the decoder writes it, EOS last."""
+        encoded = encode_tree(tree, self.tgt_dict)
+        return linearize(encoded.leaves, encoded.labels, encoded.spans, *self.target_bracket_ids)
 
     def inference_item(self, tree: NormalTree):
         """What the model reads of one inference input, a tree of the model's units (subwords):
