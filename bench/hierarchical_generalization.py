@@ -129,12 +129,15 @@ def continue_sequences(model, prefixes: list[str]) -> list[list[str]]:
 
 def translate(model, lines: list[str], trees: bool, beam: int,
               batch_size: int) -> list[list[str]]:
-    """The outputs, at most a token for every source token and one more (fairseq's length
-    limit): every target of both tasks is one token shorter than its source."""
+    """The outputs (their leaves, where the model writes trees), at most a token for every
+    source token and one more (fairseq's length limit): every target of both tasks is one
+    token shorter than its source; a written tree of n leaves has at most 2n - 1 nodes of 3
+    tokens each, 7 tokens a source token then."""
+    tokens_per_word = 7 if model.task.cfg.target_trees else 1
     outputs = []
     for start in range(0, len(lines), batch_size * 8):
         outputs += model.translate(lines[start:start + batch_size * 8], beam=beam, trees=trees,
-                                   max_len_a=1, max_len_b=1)
+                                   max_len_a=tokens_per_word, max_len_b=1)
     return [output.split() for output in outputs]
 
 

@@ -263,8 +263,8 @@ def main(argv=None) -> dict:
             "wall_seconds_this_call": round(time.time() - started)})
         report["summary"] = summary(report)
         write_json(str(args.json), report)
-    if args.figure:
-        plot(report, args.figure)
+        if args.figure:  # under the lock: calls sharing the JSON share the figure
+            plot(report, args.figure)
     print("\n".join(curve_table(report)), flush=True)
     return report
 

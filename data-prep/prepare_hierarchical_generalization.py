@@ -16,7 +16,10 @@ or ``TASK-spacy``:
                             generalization split is fairseq's second test set, ``test1``
     recipe.json             the task, the tree source, sizes, splits and the generator's record
 
-and, with ``--language-model``, ``$DATA/TASK-lm`` for fairseq's ``language_modeling`` task
+With ``--output-trees`` (tense), ``$DATA/tense-output-trees`` is the gold folder with the
+target's gold trees beside its text (``trees/{split}.tgt``: the sentence over the target's
+words, reinflected verbs tagged VBZ or VBP), binarized with ``--target-trees``, for
+``tree_translation --target-trees``. And, with ``--language-model``, ``$DATA/TASK-lm`` for fairseq's ``language_modeling`` task
 (Murty et al.'s setup, ACL 2023: source, marker and target as one sequence, a language model's
 loss on all of it): ``lm/{split}.txt`` one example a line, ``trees/{split}.src`` the gold trees
 (what the scores read), ``data-bin/`` fairseq-preprocess ``--only-source`` (gen as ``test1``)
@@ -127,9 +130,11 @@ def pair_name(task: str, source: str) -> str:
 
 def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], seed: int,
                spacy_model: str | None = None, workers: int = 1, binarise: bool = True,
-               progress=print, language_model: bool = False) -> dict[str, dict]:
+               progress=print, language_model: bool = False,
+               output_trees: bool = False) -> dict[str, dict]:
     """Generate ``task`` once and write a folder for each tree source (and the language
-    model's, ``language_model``); {pair: recipe.json}."""
+    model's, ``language_model``; the gold trees' with target trees, ``output_trees``);
+    {pair: recipe.json}."""
     splits = generate_splits(task, seed, sizes, progress)
     stats = {split: split_stats(trees) for split, trees in splits.items()}
     recipes = {}
@@ -163,6 +168,9 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
                         spacy=spacy_pipeline(spacy_model) if source == "spacy" else None)
         recipe.write(pair_dir)
         recipes[pair_name(task, source)] = recipe.to_json()
+    if output_trees:
+        recipes[f"{task}-output-trees"] = write_output_trees(out, task, splits, stats, seed,
+                                                             workers, binarise, progress)
     if language_model:
         progress(f"{out / task}-lm: one sequence an example")
         details = {"task": task, "trees": "gold", "gold_trees": "trees",
@@ -173,6 +181,39 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
         recipes[f"{task}-lm"] = write_language_model_task(out, task, splits, details, workers,
                                                           binarise)
     return recipes
+
+
+def write_output_trees(out: Path, task: str, splits: dict, stats: dict, seed: int,
+                       workers: int = 1, binarise: bool = True, progress=print) -> dict:
+    """``$DATA/TASK-output-trees`` (see the module docstring); its recipe.json."""
+    if task != "tense":
+        raise FairseqTreeError(f"--output-trees: the grammar writes target trees for tense "
+                               f"only, not {task}")
+    pair_dir = out / f"{task}-output-trees"
+    progress(f"{pair_dir}: gold source and target trees")
+    for split in SPLITS:
+        write_lines(pair_dir / "tok" / f"{split}.src",
+                    (" ".join(hg.leaves(tree)) for tree in splits[split]))
+        write_lines(pair_dir / "tok" / f"{split}.tgt",
+                    (" ".join(hg.target(tree)) for tree in splits[split]))
+        write_lines(pair_dir / "trees" / f"{split}.src",
+                    (format_bracketed(tree) for tree in splits[split]))
+        write_lines(pair_dir / "trees" / f"{split}.tgt",
+                    (format_bracketed(hg.tense_target_tree(tree)) for tree in splits[split]))
+    if binarise:
+        preprocess_folder(pair_dir, test=("test", "gen"), joined_dictionary=True,
+                          workers=workers, target_trees=True)
+    details = {
+        "pair": f"{task}-output-trees", "task": task, "trees": "gold", "gold_trees": "trees",
+        "target_trees": "gold", "sizes": {split: len(splits[split]) for split in SPLITS},
+        "splits": dict(BINARIZED_AS),
+        "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
+                      "rule_probabilities": "uniform", "stats": stats},
+    }
+    recipe = Recipe("translation", TextSteps(tokenize="none"), src="src", tgt="tgt",
+                    languages={"src": "en", "tgt": "en"}, details=details)
+    recipe.write(pair_dir)
+    return recipe.to_json()
 
 
 def write_language_model_task(out: Path, task: str, splits: dict, details: dict,
@@ -216,6 +257,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=1, help="binarization workers")
     parser.add_argument("--no-binarize", action="store_true", help="text files only")
+    parser.add_argument("--output-trees", action="store_true",
+                        help="also tense-output-trees: the gold folder with the target's gold "
+                        "trees, for tree_translation --target-trees")
     parser.add_argument("--language-model", action="store_true",
                         help="also TASK-lm: source and target as one sequence, for fairseq's "
                         "language_modeling task")
@@ -230,7 +274,8 @@ def main(argv=None) -> dict:
             recipes.update(write_task(args.out, task, args.trees, sizes, args.seed,
                                       args.spacy_model, args.workers, not args.no_binarize,
                                       progress=lambda line: print(line, file=sys.stderr),
-                                      language_model=args.language_model))
+                                      language_model=args.language_model,
+                                      output_trees=args.output_trees and task == "tense"))
     except (ParserUnavailable, FairseqTreeError) as error:
         sys.exit(f"error: {error}")
     for pair, recipe in recipes.items():

@@ -37,13 +37,17 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
                             "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
                             "tree2seq-released"],
+              "bible-en-fr-sample-target-trees": BIBLE_MODELS,
               "hierarchical-tense": ["tree2seq", "transformer", "transformer-linearized",
-                                     "tree2seq-nodes-only", "tree2seq-no-subtree-mask"],
+                                     "tree2seq-nodes-only", "tree2seq-no-subtree-mask",
+                                     "tree2seq-multi-leaf-nodes"],
+              "hierarchical-tense-output-trees": ["tree2seq", "transformer"],
               "hierarchical-tense-right-branching": ["tree2seq"],
               "hierarchical-tense-spacy": ["tree2seq"],
               "hierarchical-question": ["tree2seq", "transformer", "transformer-linearized",
                                         "tree2seq-nodes-only"],
               "hierarchical-question-right-branching": ["tree2seq"]}
+LANGUAGE_MODELS = {"hierarchical-tense-lm": "transformer-lm"}
 # What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
 BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
@@ -93,7 +97,7 @@ def option(command, name):
 
 def test_every_pair_has_both_models_and_the_papers_numbers():
     others = (set(BENCHMARKS) | set(CLASSIFICATION) | set(SENTIMENT_BENCHMARKS) | set(PAIR_TASKS)
-              | {"agreement"})
+              | set(LANGUAGE_MODELS) | {"agreement"})
     assert sorted(set(known_pairs(CONFIGS)) - others) == PAIRS
     for pair in PAIRS:
         big = ["tree2seq-big", "transformer-big"] if pair.startswith("wmt") else []
@@ -156,6 +160,27 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
         for trees in others:
             other = load_experiment(CONFIGS, f"{pair}-{trees}", "tree2seq")
             assert (other.train, other.generate) == (base.train, base.generate)
+
+
+def test_configs_that_change_the_data_not_the_model_say_so_in_their_task_only():
+    """Output trees and trees without one-leaf nodes are task options over the same model;
+    fairseq's language model shares the sequence-to-sequence models' budget."""
+    for pair in ("hierarchical-tense-output-trees", "bible-en-fr-sample-target-trees"):
+        for model in BENCHMARKS[pair]:
+            assert load_experiment(CONFIGS, pair, model).task["target-trees"] is True
+    dropped = load_experiment(CONFIGS, "hierarchical-tense", "tree2seq-multi-leaf-nodes")
+    assert dropped.task == {"drop-single-leaf-nodes": True}
+    assert load_experiment(CONFIGS, "bible-en-fr-sample-target-trees", "tree2seq").train == (
+        load_experiment(CONFIGS, "bible-en-fr-sample", "tree2seq").train)
+    seq2seq = load_experiment(CONFIGS, "hierarchical-tense", "tree2seq")
+    for pair, model in LANGUAGE_MODELS.items():
+        lm = load_experiment(CONFIGS, pair, model)
+        assert (lm.kind, lm.fairseq_task, lm.train["arch"]) == (
+            "language_model", "language_modeling", "transformer_lm")
+        shared = ("batch-size", "lr", "lr-scheduler", "warmup-updates", "max-update", "patience",
+                  "validate-interval-updates", "decoder-embed-dim", "decoder-ffn-embed-dim")
+        assert {k: lm.train[k] for k in shared} == {k: seq2seq.train[k] for k in shared}
+        assert lm.train["encoder-layers"] is None and lm.train["criterion"] == "cross_entropy"
 
 
 def test_classification_configs_hold_the_papers_settings():
@@ -335,8 +360,15 @@ def test_clear_errors(capsys, monkeypatch, tmp_path):
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt99-xx-yy", "tree2seq", **env)
     assert code == 1 and "unknown config 'iwslt99-xx-yy'" in err
     everything = (PAIRS + list(BENCHMARKS) + list(CLASSIFICATION) + SENTIMENT_BENCHMARKS
-                  + list(PAIR_TASKS))
+                  + list(PAIR_TASKS) + list(LANGUAGE_MODELS))
     assert ", ".join(sorted(everything)) in err
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "bible-en-fr-sample-target-trees",
+                                  "tree2seq", **env)
+    assert code == 1 and (f"run DATA={tmp_path / 'data'} TARGET_PARSER=spacy bash "
+                          "data-prep/prepare-bible-sample.sh first") in err
+    code, _, err = run_experiment(capsys, monkeypatch, "evaluate", "hierarchical-tense-lm",
+                                  "transformer-lm", **env)
+    assert code == 1 and "a language model has no evaluate command" in err
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt14-en-de", "tree2seq-big",
                                   **env)
     assert code == 1 and "unknown model 'tree2seq-big'" in err and "tree2seq, transformer" in err

@@ -172,7 +172,8 @@ def written(tmp_path_factory):
 @pytest.mark.slow
 def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(written):
     assert sorted(p.name for p in written.iterdir()) == [
-        "question", "question-right-branching", "tense", "tense-lm", "tense-right-branching"]
+        "question", "question-right-branching", "tense", "tense-lm", "tense-output-trees",
+        "tense-right-branching"]
     for task in hg.TASKS:
         gold, control = written / task, written / f"{task}-right-branching"
         recipe = json.loads((gold / "recipe.json").read_text())
@@ -192,6 +193,32 @@ def test_the_recipe_writes_both_tasks_with_gold_and_right_branching_trees(writte
             assert (control / "gold" / f"{split}.src").read_text() == (
                 gold / "trees" / f"{split}.src").read_text()
         assert (gold / "data-bin" / "test1.src-tgt.src.bin").is_file()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_tense_target_tree_is_the_source_sentence_over_the_target_words(seed):
+    rng = random.Random(seed)
+    for generalization in (True, False, False, False):
+        source = hg.sample_example(rng, "tense", generalization)
+        target = hg.tense_target_tree(source)
+        assert hg.leaves(target) == hg.target(source)
+        sentence = source.children[0]
+        assert [n.label for n, _ in hg._positions(target) if n.label not in ("VBZ", "VBP")] == [
+            n.label for n, _ in hg._positions(sentence)
+            if n.label != "VBD" or source.children[1].children[0] == "PAST"]
+
+
+@pytest.mark.slow
+def test_the_output_trees_folder_binarizes_the_targets_gold_trees(written):
+    folder = written / "tense-output-trees"
+    recipe = json.loads((folder / "recipe.json").read_text())
+    assert (recipe["trees"], recipe["target_trees"], recipe["sizes"]) == ("gold", "gold", SIZES)
+    for split in SIZES:
+        trees = [parse_tree(line) for line in
+                 (folder / "trees" / f"{split}.tgt").read_text().splitlines()]
+        assert [" ".join(t.leaves) for t in trees] == (
+            written / "tense" / "tok" / f"{split}.tgt").read_text().splitlines()
+    assert (folder / "data-bin" / "test1.src-tgt.tgt.spans.bin").is_file()
 
 
 @pytest.mark.slow
@@ -471,6 +498,10 @@ def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, 
     assert attention["self_attention"]["all"]["examples"] == 5
     with pytest.raises(SystemExit, match="no config nowhere.yaml"):
         seeds.main(["nowhere:tree2seq", *common])
+    # the decoder writing the targets' trees, scored on their leaves
+    report = seeds.main(["hierarchical-tense-output-trees:tree2seq", *common, *short])
+    run = next(r for r in report["runs"] if r["config"] == "hierarchical-tense-output-trees")
+    assert run["splits"]["gen"]["all"]["examples"] == SIZES["gen"]
     # fairseq's transformer_lm on the sequences, scored on its continuations of the sources
     report = seeds.main(["hierarchical-tense-lm:transformer-lm", *common, *short])
     run = next(r for r in report["runs"] if r["model"] == "transformer-lm")

@@ -2,14 +2,17 @@
 --target-trees (the decoder writes the target's linearized tree; what is scored sees its
 leaves)."""
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-from conftest import GENERATE, PLUGIN_DIR, TRAIN, TREES, run_cli, write_lines
+from conftest import GENERATE, PLUGIN_DIR, ROOT, TRAIN, TREES, run_cli, write_lines
 from fairseq_tree.data.tree_files import LABELS, SPANS, tree_file
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
@@ -132,3 +135,69 @@ def test_string_to_tree_trains_and_everything_scored_sees_the_leaves(data_bin, t
     assert all(s < 0 for s in scores)
     with pytest.raises(hub.TranslationInputError, match="the model writes trees"):
         model.score(TREES[:1], ["le chien a aboyé)"], trees=True)
+
+
+def cut_sample(work, lines: dict):
+    """The shipped Bible sample's files (data-prep/bible-sample/) in ``work``, each split cut to
+    its first ``lines[split]`` verses (so that spaCy parses few)."""
+    import gzip
+
+    sample = ROOT / "data-prep" / "bible-sample"
+    for packed in sample.glob("*/*.gz"):
+        relative = packed.relative_to(sample).with_suffix("")
+        target = work / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(packed, "rt", encoding="utf-8") as handle:
+            text = handle.read()
+        split = relative.name.split(".")[0]
+        if split in lines:
+            text = "".join(text.splitlines(keepends=True)[:lines[split]])
+        target.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_the_bible_sample_writes_spacys_french_trees_from_recipe_to_generate_and_the_hub(
+        tmp_path):
+    """TARGET_PARSER=spacy prepare-bible-sample.sh (its verses cut to a few hundred) parses the
+    French side, checks each tree's leaves against the tokens and binarizes the trees; the
+    config's tree2seq trains a few updates, scripts/evaluate.sh scores BLEU on the leaves; the
+    hub translates into leaves; fairseq-tree-translate --score-targets scores target trees."""
+    import json
+
+    from fairseq_tree import hub
+
+    data = tmp_path / "data"
+    work = data / "bible-en-fr-sample-target-spacy"
+    cut_sample(work, {"train": 200, "valid": 20, "test": 20})
+    env = dict(os.environ, DATA=str(data), TARGET_PARSER="spacy", WORKERS="1",
+               FAIRSEQ_TREE_VENV=sys.prefix, OMP_NUM_THREADS="1")
+    proc = subprocess.run(["bash", str(ROOT / "data-prep" / "prepare-bible-sample.sh")],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    recipe = json.loads((work / "recipe.json").read_text())
+    assert recipe["target_trees"]["spacy"]["model"] == "fr_core_news_sm"
+    targets = (work / "tok" / "test.fr").read_text().splitlines()
+    trees = (work / "trees" / "test.fr").read_text().splitlines()
+    assert len(targets) == len(trees) == 20
+    assert [" ".join(parse_tree(t).leaves) for t in trees] == targets
+    run = dict(env, CHECKPOINTS=str(tmp_path / "ckpt"), CUDA_VISIBLE_DEVICES="")
+    for script, *more in (("train.sh", "--max-update", "6"), ("evaluate.sh",)):
+        proc = subprocess.run(["bash", str(ROOT / "scripts" / script),
+                               "bible-en-fr-sample-target-trees", "tree2seq", *more],
+                              env=run, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    save = tmp_path / "ckpt" / "bible-en-fr-sample-target-trees" / "tree2seq"
+    results = json.loads((save / "test-results.json").read_text())
+    assert "--target-trees" in results["generate_command"] and results["sentences"] == 20
+    written = (save / "translations.tok.fr").read_text().splitlines()
+    assert len(written) == 20 and not any("[(]" in line or "[)]" in line for line in written)
+    model = hub.from_pretrained(str(save), "checkpoint_last.pt", recipe=str(work))
+    sources = (work / "trees" / "test.en").read_text().splitlines()[:2]
+    assert not any("[" in t for t in model.translate(sources, trees=True))
+    (tmp_path / "src").write_text("\n".join(sources) + "\n")
+    (tmp_path / "tgt").write_text("\n".join(trees[:2]) + "\n")
+    proc = run_cli("fairseq-tree-translate", "--path", save / "checkpoint_last.pt",
+                   "--recipe", work, "--input", tmp_path / "src", "--trees",
+                   "--score-targets", tmp_path / "tgt")
+    scores = [float(line.split("\t")[-1]) for line in proc.stdout.strip().splitlines()]
+    assert len(scores) == 2 and all(s < 0 for s in scores)

@@ -110,6 +110,12 @@ class Experiment:
             return self.paper_bleu
         return getattr(self, f"paper_{self.metric}")
 
+    def recipe_command(self, data) -> str:
+        """The command that makes the experiment's data under ``data``: the config's
+        ``recipe``, a script after any ``VAR=value`` settings it needs."""
+        *settings, script = self.recipe.split()
+        return " ".join([f"DATA={data}", *settings, "bash", script])
+
     @property
     def fairseq_task(self) -> str:
         return FAIRSEQ_TASKS[self.kind]

@@ -132,15 +132,15 @@ def check_data(exp: Experiment, data: Path) -> Path:
     pair_dir = data / exp.pair
     data_bin = pair_dir / exp.data_bin
     if exp.kind == "classification":
-        return classification.check_data(data_bin, f"DATA={data} bash {exp.recipe}")
+        return classification.check_data(data_bin, exp.recipe_command(data))
     if exp.kind == "language_model":
         if not (data_bin / "dict.txt").is_file():
             raise CliError(f"{data_bin}: no binarized data (no dict.txt); "
-                           f"run DATA={data} bash {exp.recipe} first")
+                           f"run {exp.recipe_command(data)} first")
         return data_bin
     if not (data_bin / f"dict.{exp.source}.txt").is_file():
         raise CliError(f"{data_bin}: no binarized data (no dict.{exp.source}.txt); "
-                       f"run DATA={data} bash {exp.recipe} first")
+                       f"run {exp.recipe_command(data)} first")
     recipe = Recipe.read(pair_dir, kind="translation") if has_recipe(pair_dir) else None
     if recipe and (recipe.src, recipe.tgt) != (exp.source, exp.target):
         raise CliError(f"{pair_dir}/recipe.json is {recipe.src}->{recipe.tgt}, "

@@ -220,14 +220,16 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
 def preprocess_folder(folder: Path, valid: Sequence[str] = ("valid",),
                       test: Sequence[str] = ("test",), **options) -> List[str]:
     """Binarise a generated data folder into ``folder/data-bin``: the pairs (``trees/NAME.src``,
-    ``tok/NAME.tgt``) of train, of the ``valid`` names and of the ``test`` names (fairseq's
-    valid, valid1, ...; test, test1, ...), each linked under one prefix as the binariser wants.
-    ``options``: more ``PreprocessOptions`` (languages src and tgt unless given)."""
+    ``tok/NAME.tgt``; ``trees/NAME.tgt`` with ``target_trees``) of train, of the ``valid``
+    names and of the ``test`` names (fairseq's valid, valid1, ...; test, test1, ...), each
+    linked under one prefix as the binariser wants. ``options``: more ``PreprocessOptions``
+    (languages src and tgt unless given)."""
     folder = Path(folder)
+    targets = "trees" if options.get("target_trees") else "tok"
     with tempfile.TemporaryDirectory(dir=folder) as links:
         for name in ("train", *valid, *test):
             os.symlink((folder / "trees" / f"{name}.src").resolve(), f"{links}/{name}.src")
-            os.symlink((folder / "tok" / f"{name}.tgt").resolve(), f"{links}/{name}.tgt")
+            os.symlink((folder / targets / f"{name}.tgt").resolve(), f"{links}/{name}.tgt")
         return preprocess(PreprocessOptions(**{
             "destdir": str(folder / "data-bin"), "source_lang": "src", "target_lang": "tgt",
             "trainpref": f"{links}/train",
