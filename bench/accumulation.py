@@ -8,7 +8,7 @@ training.
 Rows (each forward + backward, on random trees with m = round(0.8 n) nodes):
   ours        hierarchical_accumulation (Eq. 10), per batch plan included
   ours/layer  the per-layer part (``accumulate``) when the plan is shared by the layers
-  dense       bench/dense_reference.py, which materialises S (B x m x n x d) like the authors' code;
+  dense       bench/lib/dense_reference.py, which materialises S (B x m x n x d) like the authors' code;
               run only for n <= --dense-max-n (default 128: at n = 256 S alone would be about
               13 GB), "-" in the table and null in the JSON above it
   mha         one fairseq MultiheadAttention self-attention layer over n + m tokens
@@ -28,19 +28,15 @@ peak counter on a GPU). The CPU profiler logs "USDT ... profiler_start" lines on
 """
 
 import argparse
-import contextlib
-import json
-import os
 import random
-import statistics
-import tempfile
 import time
-import warnings
 
 import torch
 
-from bench.dense_reference import dense_accumulation
-from bench.report import load_average, machine, markdown_table, write_json
+from bench.lib.dense_reference import dense_accumulation
+from bench.lib.report import load_average, machine, markdown_table, write_json
+from bench.lib.timing import peak_bytes, seconds
+from bench.tasks.random_trees import random_tree_spans
 
 from fairseq.models.transformer import TransformerConfig
 from fairseq.modules import MultiheadAttention
@@ -59,22 +55,6 @@ NAMES = ("ours", "ours/layer", "dense", "mha", "tree-attn", "tree-attn/layer", "
          "tree-layer")
 RATIOS = {"attention": ("tree-attn", "mha"), "attention/layer": ("tree-attn/layer", "mha"),
           "encoder-layer": ("tree-layer", "layer")}
-
-
-def random_tree_spans(rng: random.Random, n: int, m: int) -> list:
-    """m distinct nested spans over n leaves: a random binary tree (n - 1 nodes) with nodes
-    dropped at random (a subset of a nested family stays nested), the root kept."""
-    spans, stack = [], [(0, n)]
-    while stack:
-        start, end = stack.pop()
-        if end - start < 2:
-            continue
-        spans.append((start, end))
-        cut = rng.randint(start + 1, end - 1)
-        stack += [(start, cut), (cut, end)]
-    root, rest = spans[0], spans[1:]
-    rng.shuffle(rest)
-    return [root] + rest[: max(0, m - 1)]
 
 
 def make_inputs(batch, n, m, dim, heads, rows, seed=0, device="cpu"):
@@ -147,66 +127,6 @@ def layer_methods(inputs, dim, ffn, heads, rows, device):
         "layer": lambda: layer(tokens, encoder_padding_mask=None).sum().backward(),
         "tree-layer": lambda: tree_layer(tokens, tree()).sum().backward(),
     }
-
-
-def seconds(function, repeats: int, device: str, warm_ups: int = 1) -> float:
-    """Median wall time of ``repeats`` calls, after ``warm_ups`` calls (none where the caller
-    has already run it)."""
-    for _ in range(warm_ups):
-        function()
-    times = []
-    for _ in range(repeats):
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        function()
-        if device == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-@contextlib.contextmanager
-def cuda_peak_kept():
-    """A function returning ``torch.cuda.max_memory_allocated()`` since the block began, though
-    something inside resets the counter: fairseq's Trainer does at every ``--log-interval``
-    update (to log gb_free), so a bare read after its updates sees only what was allocated
-    since then. Each reset in the block notes the peak first."""
-    peaks, reset = [], torch.cuda.reset_peak_memory_stats
-
-    def noting_reset(*args, **kwargs):
-        peaks.append(torch.cuda.max_memory_allocated())
-        reset(*args, **kwargs)
-
-    reset()
-    torch.cuda.reset_peak_memory_stats = noting_reset
-    try:
-        yield lambda: max([*peaks, torch.cuda.max_memory_allocated()])
-    finally:
-        torch.cuda.reset_peak_memory_stats = reset
-
-
-def peak_bytes(function, device: str) -> int:
-    """Bytes allocated by one call at its peak, on top of what existed before it."""
-    if device == "cuda":
-        torch.cuda.synchronize()
-        before = torch.cuda.memory_allocated()
-        with cuda_peak_kept() as peak:
-            function()
-            torch.cuda.synchronize()
-            return peak() - before
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True,
-                 with_stack=True) as profiler:
-        function()
-    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # the timeline is the CPU's only record
-        path = os.path.join(folder, "timeline.json")
-        profiler.export_memory_timeline(path, device="cpu")
-        with open(path) as handle:
-            _, sizes = json.load(handle)
-    return max((sum(row) for row in sizes), default=0)
 
 
 def tree_over_plain(row) -> dict:

@@ -20,7 +20,7 @@ fairseq-validate's for the same checkpoint and split.
 Seeds: name checkpoints ``MODEL:SEED`` (``--checkpoint roberta:1=...``); the report's
 ``summary`` then gives each model's mean ± sd over its seeds for every row, and with
 ``--baseline MODEL`` the seed-level paired t-test of every other model against it on every row
-(``bench/report.py``; the seeds both have).
+(``bench/lib/report.py``; the seeds both have).
 
 ``--data-of MODEL=DATA``: MODEL's checkpoints read each split from DATA, another recipe folder
 made from the same examples with other input trees (``PARSER=link-grammar`` or ``flat`` beside
@@ -54,7 +54,7 @@ from pathlib import Path
 import torch
 
 from fairseq_tree.trees.agreement import AGREEMENT_META, Word, attractor_bin, last_verb_number
-from bench.report import (
+from bench.lib.report import (
     agreement_t_tests,
     command_option,
     difference_cell,
@@ -394,7 +394,7 @@ def attractor_table(report: dict, split: str = "test", references: bool = True,
     for every row with examples (the header gives the counts), the two references without
     training (``references``), then each model's seed-level paired difference from the report's
     baseline with its p and Holm's adjusted p over every test of the report that has a p-value
-    (all its splits: ``bench.report --holm``'s family)."""
+    (all its splits: ``bench.lib.report --holm``'s family)."""
     summary = report["summary"][split]
     baseline = command_option(report, "--baseline")
     models = sorted(summary, key=model_rank)

@@ -8,7 +8,7 @@ on prefixes made from templates, by syntactic condition, with and without an att
         --items bench/results/agreement-targeted.tsv --json bench/results/agreement-targeted.json \\
         --markdown agreement-targeted.md   # bench/RESULTS.md: targeted_table
 
-The items (``bench.agreement_templates``: the formats of ``--templates`` and
+The items (``bench.tasks.agreement_templates``: the formats of ``--templates`` and
 ``--words``; ``agreement_defaults``: the built-in conditions and lists, the default, which
 ``--write-defaults DIR`` writes as files to start from) are drawn from the word lists' entries
 whose every form occurs ``--min-count`` times or more in the recipe's training text
@@ -51,13 +51,13 @@ from bench.agreement import (
     recipe_folder,
     seed_summary,
 )
-from bench.report import command_option, difference_cell, end_report, machine, mean_sd_cell
-from bench.report import markdown_table as report_markdown_table
+from bench.lib.report import command_option, difference_cell, end_report, machine, mean_sd_cell
+from bench.lib.report import markdown_table as report_markdown_table
 
 from fairseq_tree.errors import FairseqTreeError
-from bench import agreement_defaults
+from bench.tasks import agreement_defaults
 from fairseq_tree.trees.agreement import PLURAL, SINGULAR
-from bench.agreement_templates import (
+from bench.tasks.agreement_templates import (
     ITEM_COLUMNS,
     Item,
     cell_name,

@@ -42,8 +42,8 @@ from pathlib import Path
 
 from bench.agreement import seed_summary
 from bench.agreement_targeted import checkpoint_names
-from bench.compare import valid_curve
-from bench.report import (
+from bench.lib.compare import valid_curve
+from bench.lib.report import (
     agreement_t_tests,
     command_option,
     difference_cell,

@@ -31,8 +31,9 @@ from types import SimpleNamespace
 import torch
 import torch.nn.functional as F
 
-from bench.accumulation import random_tree_spans, seconds
-from bench.report import load_average, machine, markdown_table, write_json
+from bench.lib.timing import seconds
+from bench.tasks.random_trees import random_tree_spans
+from bench.lib.report import load_average, machine, markdown_table, write_json
 
 from fairseq import options
 from fairseq.data import Dictionary

@@ -28,46 +28,22 @@ binarized from tests/data/bible into a temporary folder, as scripts/example.sh d
 """
 
 import argparse
-import os
 import shlex
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from fairseq import checkpoint_utils, options, tasks, utils
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-from bench.accumulation import seconds
-from bench.report import load_average, machine, markdown_table, write_json
+from bench.lib.data_bins import BIBLE, build_data_bin, data_bin_parser
+from bench.lib.report import load_average, machine, markdown_table, write_json
+from bench.lib.timing import seconds
 
 import fairseq_tree  # noqa: F401  (registers the plugin)
-from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
-from fairseq_tree.data.bpe import apply_codes, learn_codes
 from fairseq_tree.modules import tree_attention
-
-BIBLE = Path(__file__).resolve().parents[1] / "tests" / "data" / "bible"
 MODELS = ("tree2seq", "transformer")  # read the trees / the leaves of the same trees
-
-
-def build_data_bin(work: str, symbols: int) -> str:
-    """The Bible sample (English trees -> French), joint BPE and binarized into ``work`` with
-    scripts/example.sh's steps and flags (one worker; train and test only), by the package's
-    BPE and binarising functions; returns the data-bin folder."""
-    codes = os.path.join(work, "codes")
-    learn_codes(codes, symbols, trees=[str(BIBLE / "train.en")], text=[str(BIBLE / "train.fr")])
-    for split in ("train", "test"):
-        for side, text in (("en", False), ("fr", True)):
-            stats = apply_codes(codes, str(BIBLE / f"{split}.{side}"),
-                                os.path.join(work, f"{split}.{side}"), text=text)
-            print(stats.report(), file=sys.stderr)
-    destdir = os.path.join(work, "data-bin")
-    preprocess(PreprocessOptions(destdir, source_lang="en", target_lang="fr",
-                                 joined_dictionary=True, trainpref=os.path.join(work, "train"),
-                                 testpref=os.path.join(work, "test")))
-    return destdir
 
 
 @dataclass
@@ -363,17 +339,6 @@ def preamble(report) -> list:
         "in each decoder layer (1: the encoder attention's keys and values are cached over the "
         "steps)",
     ]
-
-
-def data_bin_parser(description: str) -> argparse.ArgumentParser:
-    """A parser with the options of the benchmarks on a data-bin: ``--data``, or the Bible
-    sample binarized by ``build_data_bin`` with ``--bpe-symbols`` merges."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--data", help="a data-bin of fairseq-tree-preprocess (default: the Bible "
-                        "sample of tests/data/bible, BPE'd and binarized into a temporary folder)")
-    parser.add_argument("--bpe-symbols", type=int, default=2000,
-                        help="BPE merges of the data-bin built without --data")
-    return parser
 
 
 def get_parser() -> argparse.ArgumentParser:

@@ -1,10 +1,10 @@
-"""The GPU figures' tables: from what bench/device.sh's figure steps brought back from a lent
+"""The GPU figures' tables: from what bench/lib/device.sh's figure steps brought back from a lent
 GPU machine, and (the functions ending in ``_table``) RESULTS' tables of the device calls made so
-far, each from its JSON (bench/tables.py calls them).
+far, each from its JSON (bench/lib/tables.py calls them).
 
     python -m bench.gpu_figures RESULTS --json bench/results/SUMMARY.json
 
-RESULTS holds the step reports of bench/device.sh (``e2e-fp16-4096.json`` or, with its
+RESULTS holds the step reports of bench/lib/device.sh (``e2e-fp16-4096.json`` or, with its
 floor counted, ``e2e-fp16-4096-floor.json``, ``e2e-fp32-4096.json``, ``sweep.json``,
 ``generation.json``, ``quickstart.json``). Printed as Markdown; the JSON holds the same figures.
 fp16's quality: each model's training loss at every log interval of the ``--fp16`` run against
@@ -17,7 +17,7 @@ import json
 import math
 from pathlib import Path
 
-from bench.report import end_report, markdown_table
+from bench.lib.report import end_report, markdown_table
 
 MODELS = ("tree2seq", "transformer")
 

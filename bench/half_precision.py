@@ -30,8 +30,8 @@ from fairseq import utils
 
 import fairseq_tree.modules.tree_attention as tree_attention
 
-from bench.report import load_average, machine
-from bench.training import (
+from bench.lib.report import load_average, machine
+from bench.lib.fairseq_training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, run_benchmark, train_argv,
 )
 

@@ -24,10 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench.report import end_report, machine, markdown_table
+from bench.lib.report import end_report, machine, markdown_table
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import TreeSyntaxError, format_bracketed, parse_bracketed
-from bench import hierarchical_grammar as hg
+from bench.tasks import hierarchical_grammar as hg
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURES = ("full_sentence", "scored_word", "linear_word", "linear_sentence")

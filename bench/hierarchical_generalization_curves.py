@@ -27,10 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench import compare
 from bench import hierarchical_generalization as scorer
-from bench.hierarchical_generalization_seeds import locked, parse_system, read_report
-from bench.report import machine, markdown_table, write_json
+from bench.hierarchical_generalization_seeds import add_run_options, check_configs
+from bench.lib import compare
+from bench.lib.compare import parse_system
+from bench.lib.report import locked, machine, markdown_table, read_report, write_json
 from configs.runner.config import load_config
 from configs.runner.fairseq_logs import progress_records
 from fairseq_tree.errors import FairseqTreeError
@@ -160,7 +161,6 @@ def summary(report: dict) -> dict:
 def curve_table(report: dict, every: int = 3000) -> list[str]:
     """A row a system and seed: the scored word (%) at the first checkpoint and every ``every``
     updates, the updates at which it first passes 50% and 90% ("-": not by its last point)."""
-    word = scorer.SCORED_WORD[report["task"]]
     shown = sorted({p["updates"] for r in report["runs"] for p in r["points"]
                     if p["updates"] % every == 0 or p["updates"] == report["every"]})
     by_run = {(r["system"], r["seed"]): {p["updates"]: scored_word(p) for p in r["points"]}
@@ -221,14 +221,8 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-update", type=int, default=15000)
     parser.add_argument("--every", type=int, default=1000,
                         help="updates a segment: a checkpoint scored every so many")
-    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")),
-                        help="prepare-hierarchical-generalization.sh's output root")
-    parser.add_argument("--checkpoints", default="runs/curves", help="one folder a seed")
-    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
-    parser.add_argument("--json", required=True, type=Path,
-                        help="results (read first: scored points are not scored again)")
+    add_run_options(parser, "runs/curves", "scored points are not scored again")
     parser.add_argument("--figure", type=Path, help="the PNG of the curves")
-    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--summary-only", action="store_true",
                         help="train nothing: rewrite the summary (and --figure) of --json")
     return parser
@@ -239,9 +233,7 @@ def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     if args.every <= 0 or args.max_update % args.every:
         sys.exit("error: --max-update must be a multiple of --every (> 0)")
-    for config, _ in args.systems:
-        if not (Path(args.config_dir) / f"{config}.yaml").exists():
-            sys.exit(f"error: no config {config}.yaml in {args.config_dir}")
+    check_configs(args.systems, args.config_dir)
     started = time.time()
     for seed in [] if args.summary_only else args.seeds:
         for config, model in args.systems:

@@ -11,7 +11,7 @@ Holm's adjustment over all the report's tests.
         --seeds 1 2 3 --data runs/data --checkpoints runs/hierarchical \\
         --json bench/results/hierarchical-tense.json
 
-Each run is ``scripts/train.sh CONFIG MODEL --seed S`` (bench/compare.py's runner), its
+Each run is ``scripts/train.sh CONFIG MODEL --seed S`` (bench/lib/compare.py's runner), its
 checkpoints and training log in ``CHECKPOINTS/seed-S/CONFIG/MODEL/``. A run already in ``--json``
 is not run again, and every finished run is added to it at once (under a lock: several calls may
 share one JSON, each with its own systems or seeds, e.g. one a CPU core with
@@ -20,19 +20,18 @@ each call. Arguments after ``--`` go to fairseq-train.
 """
 
 import argparse
-import contextlib
-import fcntl
-import json
 import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from bench import compare
 from bench import hierarchical_generalization as scorer
-from bench.report import (difference_cell, fisher_exact_p, holm, machine, markdown_table,
-                          mean_sd_cell, paired_t_test, wilson_interval, write_json)
+from bench.lib import compare
+from bench.lib.compare import parse_system
+from bench.lib.report import (difference_cell, fisher_exact_p, holm, locked, machine,
+                              markdown_table, mean_sd_cell, paired_t_test, read_report,
+                              wilson_interval, write_json)
 from configs.runner.config import load_config
 from configs.runner.fairseq_logs import progress_records
 from fairseq_tree.errors import FairseqTreeError
@@ -63,29 +62,6 @@ PAPER = {
                  ("GRU encoder + tree-GRU decoder", "first word", "99.5"),
                  ("tree-GRU encoder + tree-GRU decoder", "first word", "99.8")],
 }
-
-
-def parse_system(text: str) -> tuple[str, str]:
-    config, sep, model = text.partition(":")
-    if not sep or not config or not model:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected CONFIG:MODEL")
-    return config, model
-
-
-@contextlib.contextmanager
-def locked(path: Path):
-    """Exclusive use of the report ``path`` by this process (its ``.lock`` beside it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(f"{path}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-def read_report(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def best_validation(log_text: str) -> dict:
@@ -278,19 +254,33 @@ def paper_table(report: dict) -> list[str]:
                            "accuracy %"], [list(row) for row in PAPER[report["task"]]])
 
 
+def add_run_options(parser: argparse.ArgumentParser, checkpoints: str, resumed: str):
+    """The options of a script that trains and scores systems of configs/ on the recipe's data
+    (this one's and bench/hierarchical_generalization_curves.py)."""
+    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")),
+                        help="prepare-hierarchical-generalization.sh's output root")
+    parser.add_argument("--checkpoints", default=checkpoints, help="one folder a seed")
+    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
+    parser.add_argument("--json", required=True, type=Path,
+                        help=f"results (read first: {resumed})")
+    parser.add_argument("--batch-size", type=int, default=128)
+
+
+def check_configs(systems, config_dir: str):
+    """Exit naming the first config of ``systems`` ((config, model) pairs) not in
+    ``config_dir``."""
+    for config, _ in systems:
+        if not (Path(config_dir) / f"{config}.yaml").exists():
+            sys.exit(f"error: no config {config}.yaml in {config_dir}")
+
+
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("systems", nargs="+", type=parse_system, metavar="CONFIG:MODEL",
                         help="the first is the baseline of every test")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")),
-                        help="prepare-hierarchical-generalization.sh's output root")
-    parser.add_argument("--checkpoints", default="runs/hierarchical", help="one folder a seed")
-    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
-    parser.add_argument("--json", required=True, type=Path,
-                        help="results (read first: finished runs are not run again)")
+    add_run_options(parser, "runs/hierarchical", "finished runs are not run again")
     parser.add_argument("--beam", type=int, default=1, help="1: greedy, as the paper")
-    parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--summary-only", action="store_true",
                         help="train nothing: rewrite the summary and tests of --json")
     return parser
@@ -301,9 +291,7 @@ def main(argv=None) -> dict:
     extras = argv[argv.index("--") + 1:] if "--" in argv else []
     args = get_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     systems = [f"{config}:{model}" for config, model in args.systems]
-    for config, model in args.systems:
-        if not (Path(args.config_dir) / f"{config}.yaml").exists():
-            sys.exit(f"error: no config {config}.yaml in {args.config_dir}")
+    check_configs(args.systems, args.config_dir)
     started = time.time()
     for seed in [] if args.summary_only else args.seeds:
         for config, model in args.systems:

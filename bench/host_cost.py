@@ -38,8 +38,8 @@ from collections import Counter
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from bench.report import load_average, machine, markdown_table, other_reports
-from bench.training import (
+from bench.lib.report import load_average, machine, markdown_table, other_reports
+from bench.lib.fairseq_training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, fresh, run_benchmark, train_argv,
 )
 

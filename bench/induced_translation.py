@@ -12,10 +12,10 @@ masked LM (Wang et al., 2019), on the Bible.
 For each direction the base pair is made by its recipe (``data-prep/prepare-bible-fr-en.sh``
 with flat trees, ``data-prep/prepare-bible.sh`` with link-grammar trees) under ``--data``, unless
 it is there already. Then, per seed: a ``constituent_transformer_tiny`` masked LM is trained on
-the source side of the training verses (bench/masked_lm.py's settings, one unit per word), the
+the source side of the training verses (bench/lib/masked_lm.py's settings, one unit per word), the
 recipe is run again with ``PARSER=induced`` into ``<work>/<direction>/seed<N>/data/<pair>-induced``
 (the tokenized text is copied from the base pair, so only parsing, BPE and binarizing run), and
-bench/compare.py trains and scores the models with ``--seed N``. The recipes read their usual
+bench/lib/compare.py trains and scores the models with ``--seed N``. The recipes read their usual
 environment (``BIBLE_DIR``, ``BIBLE_MAX_PAIRS``, ``WORKERS``, ...).
 
 A run is one translation model of one direction, pair and seed (a row of the results); each
@@ -27,11 +27,11 @@ than mixed. Each call's command is added to the JSON's ``commands``.
 
 With ``--keep DIR`` each run's detokenized translations are kept as
 ``DIR/<direction>.<system>.seed-<N>.<tgt>`` (system: ``tree2seq-induced``, ``tree2seq-flat``,
-``tree2seq-link-grammar``, ``transformer``); a row merged from bench/seeds.py's JSON (``"from"``)
+``tree2seq-link-grammar``, ``transformer``); a row merged from bench/lib/seeds.py's JSON (``"from"``)
 has its translations where that JSON's ``--keep`` put them. Every call then writes, from the kept
 translations and the base pair's ``ref/test.<tgt>``, sacrebleu's paired bootstrap of each system
 against the induced-tree tree2seq of the same seed (``paired_bootstrap``), and the seed-level
-paired t-test of the same differences (``seed_t_tests``, bench/report.py), and counts the internal
+paired t-test of the same differences (``seed_t_tests``, bench/lib/report.py), and counts the internal
 nodes per leaf and the flat trees of the source trees it finds (``source_trees``: training and test
 words, training BPE pieces; the base pairs' and, while they are in ``--work``, the induced ones):
 all of it recomputed from files, no training.
@@ -48,10 +48,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench import compare
-from bench import masked_lm
-from bench import seeds
-from bench.report import (
+from bench.lib import compare
+from bench.lib import masked_lm
+from bench.lib import seeds
+from bench.lib.report import (
     difference_cell,
     end_report,
     holm,
@@ -151,7 +151,7 @@ def system_name(row: dict) -> str:
 def kept_translation(row: dict, keep: Path) -> Path:
     """Where the detokenized translations of ``row``'s run are kept."""
     target = row["direction"].split("-")[1]
-    if "from" in row:  # a run of bench/seeds.py: its --keep holds MODEL.seed-S.<tgt>
+    if "from" in row:  # a run of bench/lib/seeds.py: its --keep holds MODEL.seed-S.<tgt>
         command = json.loads((compare.ROOT / row["from"]).read_text(encoding="utf-8"))["command"]
         words = command.split()
         return compare.ROOT / words[words.index("--keep") + 1] / (
@@ -225,7 +225,7 @@ def seed_table(report: dict) -> list[str]:
     """The report as a Markdown table (bench/RESULTS.md's and the printed one): per direction
     and system (the induced-tree tree2seq first), sacreBLEU by seed and mean ± sd; its
     difference from the induced-tree tree2seq with the seed-level paired t-test
-    (bench/report.py), Holm's adjustment over the report's tests, and sacrebleu's paired
+    (bench/lib/report.py), Holm's adjustment over the report's tests, and sacrebleu's paired
     bootstrap p of each seed (``paired_bootstrap``)."""
     rows = report["results"]
     tests = report_t_tests({"results": rows})

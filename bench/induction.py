@@ -9,7 +9,7 @@ corpus' training sentences, trees are induced for its test sentences (Algorithm 
 ``fairseq-tree-parse --parser induced``) and scored with ``fairseq-tree-score-parses`` next to
 the left-branching, right-branching and random trees of the same sentences:
 
-* ``synthetic``: the English side of bench/synthetic_task.py (its gold trees; no BPE, the
+* ``synthetic``: the English side of bench/tasks/synthetic_task.py (its gold trees; no BPE, the
   vocabulary is small). The grammar is mostly right-branching: RB is the baseline to beat;
 * ``bible``: the quickstart's English Bible sample (data-prep/bible-sample: 12,000 training
   verses, 500 test verses of Acts), one unit per word (first piece of 4,000 BPE merges), scored
@@ -34,9 +34,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench import masked_lm
-from bench import synthetic_task
-from bench.report import (difference_cell, end_report, machine, markdown_table, paired_t_test,
+from bench.lib import masked_lm
+from bench.tasks import synthetic_task
+from bench.lib.report import (difference_cell, end_report, machine, markdown_table, paired_t_test,
                           previous_report, write_json)
 
 from fairseq_tree.data.recipe import has_recipe

@@ -56,8 +56,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import fairseq_tree
 
-from bench.report import load_average, machine, markdown_table
-from bench.training import (
+from bench.lib.report import load_average, machine, markdown_table
+from bench.lib.fairseq_training import (
     MODELS, build_setup, chosen_batches, collate, config_parser, fresh, run_benchmark, train_argv,
 )
 

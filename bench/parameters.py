@@ -11,7 +11,7 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
 
 import fairseq_tree  # noqa: F401  (registers tree2seq)
-from bench.report import markdown_table, write_json
+from bench.lib.report import markdown_table, write_json
 from fairseq_tree.modules.tree_attention import TreeAttentionBase
 
 PAIRS = [

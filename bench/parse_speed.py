@@ -18,7 +18,7 @@ import argparse
 import sys
 import time
 
-from bench.report import machine, markdown_table, write_json
+from bench.lib.report import machine, markdown_table, write_json
 
 from fairseq_tree.parsing import build_parser
 

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.report import end_report, machine, markdown_table
+from bench.lib.report import end_report, machine, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 TWO_PROCESS_TESTS = "tests/test_tree2seq_training.py"

@@ -7,7 +7,7 @@ classification config (e.g. ``agreement``), the report's title naming the tasks 
     python -m bench.sentiment --json bench/results/sentiment.json
 
 Every run is ``scripts/train.sh TASK MODEL --seed S`` then ``scripts/evaluate.sh TASK MODEL``
-(the runner, ``configs/runner``, through bench/compare.py), with the configs
+(the runner, ``configs/runner``, through bench/lib/compare.py), with the configs
 ``configs/rt-snippets-{5,2}.yaml``; seed S's checkpoints go to ``WORK/seed-S/``. A finished run
 is not trained again. The report gives, per task and model, the mean and sample standard
 deviation over the seeds of the test and valid accuracy (of the checkpoint with the best valid
@@ -22,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench import compare
-from bench.report import end_report, machine, markdown_table
+from bench.lib import compare
+from bench.lib.report import end_report, machine, markdown_table
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
 # What each config of --tasks is, for the report's title; another config is named by its file.
@@ -89,7 +89,7 @@ def summary(runs: list[dict]) -> list[dict]:
 
 
 # Accuracies are stored as fairseq-validate logs them, to 0.1 (percent): a paired test of them
-# treats differences that agree to within twice that as the same difference (bench/report.py).
+# treats differences that agree to within twice that as the same difference (bench/lib/report.py).
 ACCURACY_ROUNDING = 0.1
 TASK_NAMES = {"rt-snippets-5": "5 classes", "rt-snippets-2": "2 classes"}
 # The models in the tables of bench/RESULTS.md, in their order there.

@@ -6,7 +6,7 @@ other sessions): e.g. tree_classifier on spaCy trees against the same model on l
         --json bench/results/sentiment-spacy-tests.json
 
 Each ``--pairs`` item is ``BASE:MODEL,OTHER:MODEL`` (report label and model), tested on every task
-both have, over the seeds both have: bench/report.py's ``paired_t_test`` (other - base), the
+both have, over the seeds both have: bench/lib/report.py's ``paired_t_test`` (other - base), the
 accuracies' rounding being the 0.1 they are stored to, so a difference that is the same on every
 seed to that rounding gets no p-value and says why. The tests of one call are one family: each
 test with a p-value gets Holm's adjusted p over them (``holm_p_value``; None for the others).
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.report import NO_SPREAD, holm, markdown_table, paired_t_test, write_json
+from bench.lib.report import NO_SPREAD, holm, markdown_table, paired_t_test, write_json
 from bench.sentiment import ACCURACY_ROUNDING, NAMES, TASK_NAMES
 
 # What the report labels of the commands in bench/RESULTS.md stand for, in the tables.

@@ -1,5 +1,5 @@
 """Does the tree help? tree2seq vs fairseq's Transformer on the synthetic tree-transduction task
-(bench/synthetic_task.py) against the training size, at the same budget, plus the ablations of
+(bench/tasks/synthetic_task.py) against the training size, at the same budget, plus the ablations of
 the paper's Table 3 (-HierEmb, -SubMask).
 
     python -m bench.synthetic --json bench/results/synthetic.json --plot bench/results/synthetic.png
@@ -7,7 +7,7 @@ the paper's Table 3 (-HierEmb, -SubMask).
 For each training size (default 1k, 2k, 5k, 20k pairs; the same valid and test sets for all),
 the data set is generated and binarized, then every model of configs/synthetic.yaml named by
 ``--models`` (and ``--ablations`` at the ``--ablation-sizes``) is trained and evaluated with
-bench/compare.py, which runs scripts/train.sh and scripts/evaluate.sh's code. Scores: sacreBLEU,
+bench/lib/compare.py, which runs scripts/train.sh and scripts/evaluate.sh's code. Scores: sacreBLEU,
 exact match of whole sentences, and exact match on the *ambiguous* test sentences, those whose
 words have a second tree (a PP that may modify the noun or the verb phrase) with another target:
 only the tree says which target is right there.
@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench import compare
-from bench.report import end_report, markdown_table
-from bench import synthetic_task
+from bench.lib import compare
+from bench.lib.report import end_report, markdown_table
+from bench.tasks import synthetic_task
 
 from fairseq_tree.data.recipe import has_recipe
 from fairseq_tree.trees import parse_bracketed

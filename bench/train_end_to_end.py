@@ -16,7 +16,7 @@ fairseq's ``wall`` clock between the first log line at or after update ``--warmu
 one, over the updates between them: everything a user waits for (loading the next batch,
 collating trees, epoch boundaries, logging) is inside it. ``train_wall``, the time fairseq spends
 inside its train steps, is reported beside it, so the rest (loader, epoch work, logging) shows.
-fairseq logs both clocks in whole seconds; each run goes through bench/measured_train.py, whose
+fairseq logs both clocks in whole seconds; each run goes through bench/lib/measured_train.py, whose
 end time of every update replaces the wall clock (and which gives the peak CUDA memory), and
 fairseq's ``wpb`` gives target tokens a second.
 
@@ -37,7 +37,7 @@ N + M tokens long (each sentence's leaves, cycled to as many more as it has node
 encoder positions as tree2seq reads, through fairseq's own layers only. tree2seq's time over
 its time, beside their FLOP ratio, is what tree2seq costs beyond the length of its input.
 
-``--torch-profile`` runs each model once more under torch.profiler (bench/profiled_train.py,
+``--torch-profile`` runs each model once more under torch.profiler (bench/lib/profiled_train.py,
 updates ``--warmup`` to ``--updates``) and splits what the floor does not explain by operator:
 an operator's excess is its tree2seq milliseconds per update less the floor times its Transformer
 milliseconds; the excesses add up to tree2seq's profiled time less the floor times the
@@ -58,10 +58,10 @@ from pathlib import Path
 
 import torch
 
-from bench.generation import data_bin_parser
-from bench.report import end_report, load_average, machine, markdown_table, other_reports
-from bench.measured_train import ENDS, PEAK
-from bench.training import MODELS, build_setup, collate, run_benchmark, update_flops
+from bench.lib.data_bins import data_bin_parser
+from bench.lib.report import end_report, load_average, machine, markdown_table, other_reports
+from bench.lib.measured_train import ENDS, PEAK
+from bench.lib.fairseq_training import MODELS, build_setup, collate, run_benchmark, update_flops
 
 ROOT = Path(__file__).resolve().parents[1]
 from configs.runner.config import load_experiment
@@ -128,7 +128,7 @@ def log_records(text: str) -> list[dict]:
 def time_per_update(records: list[dict], warmup: int, ends: dict | None = None) -> dict:
     """Seconds per update between the first train_inner line at or after update ``warmup`` and
     the last, by fairseq's wall clock and by its train_wall (time inside the train steps); with
-    ``ends`` (each update's end, bench/measured_train.py), the wall time from those ends, as
+    ``ends`` (each update's end, bench/lib/measured_train.py), the wall time from those ends, as
     fairseq's whole-second clock is too coarse for a GPU's few seconds."""
     inner = [r for r in records if r["kind"] == "train_inner"]
     timed = [r for r in inner if int(r["num_updates"]) >= warmup]
@@ -206,13 +206,13 @@ def run_once(cmd: list, profile: Path | None) -> tuple[list[dict], float]:
 
 
 def run_measured(cmd: list, profile: Path | None = None, measured: bool = False):
-    """``run_once``, and with ``measured`` (the run made by bench/measured_train.py) the end
+    """``run_once``, and with ``measured`` (the run made by bench/lib/measured_train.py) the end
     time of each update and the peak CUDA memory in GiB (None without a GPU)."""
     if profile is not None:
         cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), *cmd]
     elif measured:
         # as a module: the script imports bench, found from the repository root as this one was
-        cmd = [sys.executable, "-m", "bench.measured_train", *cmd[1:]]
+        cmd = [sys.executable, "-m", "bench.lib.measured_train", *cmd[1:]]
     start = time.perf_counter()
     try:
         output = run_command(cmd, show=False)
@@ -429,13 +429,13 @@ def floor_of(path: str) -> dict:
 
 
 def operator_profiles(args, cmds: dict, floor) -> dict:
-    """One torch.profiler run a model (bench/profiled_train.py), and the operators' excesses
+    """One torch.profiler run a model (bench/lib/profiled_train.py), and the operators' excesses
     over the floor (over a ratio of 1 without one)."""
     args.torch_profile.mkdir(parents=True, exist_ok=True)
     paths = {name: args.torch_profile / f"{name}.json" for name in MODELS}
     tables = {}
     for name, path in paths.items():
-        cmd = [sys.executable, "-m", "bench.profiled_train",
+        cmd = [sys.executable, "-m", "bench.lib.profiled_train",
                "--from-update", str(args.warmup), "--to-update", str(args.updates),
                "--json", str(path), *(["--with-stack"] if args.with_stack else []),
                "--", *cmds[name][1:]]

@@ -1,6 +1,6 @@
 """Where do the source trees come from, and does it matter? tree2seq on the whole Bible with
 trees from spaCy's trained dependency parser (issue 28) against other tree sources and fairseq's
-Transformer on the leaves, from the runs of bench/seeds.py (no training here).
+Transformer on the leaves, from the runs of bench/lib/seeds.py (no training here).
 
     python -m bench.tree_sources --runs RUN.json ... --keep KEEP --data runs/data \\
         --json bench/results/tree-sources.json
@@ -8,11 +8,11 @@ Transformer on the leaves, from the runs of bench/seeds.py (no training here).
 Systems are (pair, model) of configs/: French -> English ``bible-fr-en-spacy`` tree2seq (spaCy
 ``fr_core_news_sm`` trees), ``bible-fr-en`` tree2seq (flat trees) and transformer; English ->
 French ``bible-en-fr-spacy`` tree2seq (spaCy English trees), ``bible-en-fr`` tree2seq
-(link-grammar trees) and transformer. Each ``--runs`` file is a bench/seeds.py report whose
+(link-grammar trees) and transformer. Each ``--runs`` file is a bench/lib/seeds.py report whose
 ``--keep`` was ``KEEP/<pair>``; the rows are merged (a run is one pair, model and seed). Then, from
 the kept translations and the recipes' files: mean ± sd of sacreBLEU per system; per seed,
 sacrebleu's paired bootstrap of each system against the spaCy-tree tree2seq of its direction;
-over the seeds, the paired t-test of the same differences (bench/report.py); per tree source, the
+over the seeds, the paired t-test of the same differences (bench/lib/report.py); per tree source, the
 source trees' internal nodes per word, flat and multi-root lines (training and test verses), and
 ``--parse-seconds`` when given; the F1 of the spaCy English trees against link-grammar's on the
 test verses (fairseq-tree-score-parses; link-grammar's flat fallbacks left out).
@@ -25,10 +25,10 @@ import sys
 import time
 from pathlib import Path
 
-from bench import seeds
-from bench.tables import ROOT
+from bench.lib import seeds
+from bench.lib.tables import ROOT
 from bench.induced_translation import tree_counts
-from bench.report import difference_cell, holm, markdown_table, paired_t_test, write_json
+from bench.lib.report import difference_cell, holm, markdown_table, paired_t_test, write_json
 
 from fairseq_tree.trees.evaluation import score_files
 from fairseq_tree.data.recipe import Recipe, has_recipe
@@ -74,7 +74,7 @@ CPU_RUNS = [  # (direction, pair, model, kept file pattern with {seed}, results 
 
 
 def merged_runs(paths: list[str]) -> list[dict]:
-    """The rows of every bench/seeds.py report, one per (pair, model, seed): the last wins."""
+    """The rows of every bench/lib/seeds.py report, one per (pair, model, seed): the last wins."""
     runs = {}
     for path in paths:
         for row in json.loads(Path(path).read_text(encoding="utf-8")).get("runs", []):
@@ -218,7 +218,7 @@ DIRECTION_NAMES = {"fr-en": "French -> English", "en-fr": "English -> French"}
 def systems_table(report: dict, direction: str) -> list[str]:
     """One direction as a Markdown table (bench/RESULTS.md's and the printed one): sacreBLEU of
     each system by seed and mean ± sd; each other system's difference from the spaCy-tree
-    tree2seq with the seed-level paired t-test (bench/report.py), Holm's adjustment over the
+    tree2seq with the seed-level paired t-test (bench/lib/report.py), Holm's adjustment over the
     report's tests (both directions), and sacrebleu's paired bootstrap p of each seed."""
     systems = [row for row in report["systems"] if row["direction"] == direction]
     seeds = systems[0]["seeds"]
@@ -282,7 +282,7 @@ def source_trees_table(report: dict, link_grammar: str | None = None) -> list[st
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", nargs="*", default=[], metavar="JSON",
-                        help="bench/seeds.py reports of the runs (none: the CPU runs and the "
+                        help="bench/lib/seeds.py reports of the runs (none: the CPU runs and the "
                         "trees only)")
     parser.add_argument("--keep", required=True, type=Path,
                         help="KEEP/<pair>/<model>.seed-S.<tgt>: the runs' translations")

@@ -19,7 +19,7 @@ source "$here/common.sh"
 data=${DATA:-data}
 [[ $data == /* ]] || data=$repo/$data
 trees=(gold right-branching)
-# the grammars are the benchmark's (bench/hierarchical_grammar.py), which scores against them
+# the grammars are the benchmark's (bench/tasks/hierarchical_grammar.py), which scores against them
 export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
 python "$data_prep/prepare_hierarchical_generalization.py" --out "$data" --task question \
   --trees "${trees[@]}" --seed "${SEED:-1}" --workers "${WORKERS:-$(nproc)}" ${SIZES:-}

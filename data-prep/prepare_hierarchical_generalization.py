@@ -1,5 +1,5 @@
 """The data of McCoy, Frank & Linzen (TACL 2020), generated here: tense reinflection and question
-formation from their grammars (``bench.hierarchical_grammar``, run with the repository root on the path), each source
+formation from their grammars (``bench.tasks.hierarchical_grammar``, run with the repository root on the path), each source
 sentence with its gold tree, binarized for the ``tree_translation`` task.
 
     python data-prep/prepare_hierarchical_generalization.py --out $DATA --task tense \
@@ -48,7 +48,7 @@ from fairseq_tree.data.recipe import Recipe, TextSteps
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.parsing import ParserUnavailable, build_parser
 from fairseq_tree.trees import Tree, format_bracketed
-from bench import hierarchical_grammar as hg
+from bench.tasks import hierarchical_grammar as hg
 
 SPLITS = ("train", "valid", "test", "gen")
 SAMPLING_ORDER = ("gen", "test", "valid", "train")

@@ -4,7 +4,7 @@
 # each translating the 500 test verses (Acts) with beam search, and both sacreBLEU scores printed.
 # About ten minutes per model on 2 CPU cores.
 #
-# Usage: bash scripts/quickstart.sh [WORKDIR] [bench/compare.py options] [-- fairseq-train args]
+# Usage: bash scripts/quickstart.sh [WORKDIR] [bench/lib/compare.py options] [-- fairseq-train args]
 #   WORKDIR  default runs/quickstart: data/ (BPE, data-bin), checkpoints/, results.json.
 # Running it again continues where it stopped (finished steps are skipped).
 set -euo pipefail
@@ -20,6 +20,6 @@ DATA=$work/data FAIRSEQ_TREE_VENV=$venv WORKERS=${WORKERS:-2} \
   bash "$root/data-prep/prepare-bible-sample.sh"
 
 echo "== train and evaluate tree2seq, then the Transformer (configs/bible-en-fr-sample.yaml)"
-PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m bench.compare bible-en-fr-sample tree2seq transformer \
+PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m bench.lib.compare bible-en-fr-sample tree2seq transformer \
   --data "$work/data" --checkpoints "$work/checkpoints" --json "$work/results.json" "$@"
 echo "translations: $work/checkpoints/bible-en-fr-sample/{tree2seq,transformer}/translations.fr"

@@ -1,4 +1,4 @@
-"""Targeted agreement items (bench.agreement_templates, agreement_defaults) and
+"""Targeted agreement items (bench.tasks.agreement_templates, agreement_defaults) and
 their scoring
 (bench/agreement_targeted.py): labels right by construction in every built-in condition,
 balanced cells, deterministic draws, filtering by training frequency, user files read and
@@ -15,8 +15,8 @@ import pytest
 from conftest import bench_command, PLUGIN_DIR, ROOT, run_cli
 
 from fairseq_tree.errors import FairseqTreeError
-from bench import agreement_defaults
-from bench import agreement_templates as at
+from bench.tasks import agreement_defaults
+from bench.tasks import agreement_templates as at
 from fairseq_tree.trees.agreement import PLURAL, SINGULAR
 
 from bench import agreement_targeted

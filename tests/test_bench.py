@@ -19,7 +19,7 @@ from conftest import bench_command, ROOT
 from fairseq_tree.modules import source_tree
 
 from bench import accumulation
-from bench import compare
+from bench.lib import compare, fairseq_training
 from bench import generation
 from bench import host_cost
 from bench import operator_account
@@ -53,7 +53,7 @@ def test_accumulation_benchmark_reports_every_method(tmp_path, capsys):
     assert printed[0].split()[:2] == ["n", "m"] and len(printed) == 3
     # cells: n, m, ms and MB of ours, ours/layer, dense, ...: no dense cells at n = 12
     assert printed[1].split()[6:8] != ["-", "-"] and printed[2].split()[6:8] == ["-", "-"]
-    # --markdown prints RESULTS' two tables, written by the functions bench/tables.py calls
+    # --markdown prints RESULTS' two tables, written by the functions bench/lib/tables.py calls
     accumulation.main(["--sizes", "6", "--batch", "2", "--dim", "16", "--heads", "2", "--ffn", "32",
                        "--rows", "8", "--repeats", "1", "--device", "cpu", "--dense-max-n", "0",
                        "--markdown", "--json", str(tmp_path / "small.json")])
@@ -179,7 +179,8 @@ def test_training_benchmark_compares_the_same_batches(tmp_path, capsys, monkeypa
         calls["plans"] += 1
         return build_plan(*args, **kwargs)
 
-    monkeypatch.setattr(training, "update", counted_update)
+    monkeypatch.setattr(training, "update", counted_update)  # the profile's and peak's
+    monkeypatch.setattr(fairseq_training, "update", counted_update)  # the timed ones
     monkeypatch.setattr(source_tree, "build_accumulation_plan", counted_plan)
     report = training.main(["--bpe-symbols", "200", "--train-args", TINY_SIZES, "--batches", "2",
                             "--rounds", "1", "--profile", "--profile-rows", "5", "--device", "cpu",
@@ -395,7 +396,7 @@ def test_end_to_end_time_is_read_from_fairseqs_json_log():
     assert train_end_to_end.time_per_update(records, warmup=10) == {
         "from_update": 10, "to_update": 30, "seconds_per_update": (16 - 5) / 20,
         "train_wall_per_update": (4 + 3) / 20, "target_tokens_per_second": targets / (16 - 5)}
-    # bench/measured_train.py's end of each update, where fairseq's clock is too coarse
+    # bench/lib/measured_train.py's end of each update, where fairseq's clock is too coarse
     ends = {update: 100 + 0.25 * update for update in range(1, 31)}
     assert train_end_to_end.time_per_update(records, warmup=10, ends=ends) == {
         "from_update": 10, "to_update": 30, "seconds_per_update": 0.25,
@@ -599,10 +600,10 @@ def test_encoder_speed_benchmark_times_every_encoder(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_seed_benchmark_resumes_and_bootstraps(tmp_path):
-    """bench/seeds.py at a toy size: every model and seed trained once, the mean and sd of its
+    """bench/lib/seeds.py at a toy size: every model and seed trained once, the mean and sd of its
     sacreBLEU, sacrebleu's paired bootstrap per seed; a second call runs nothing again."""
-    from bench import seeds
-    from bench import synthetic_task
+    from bench.lib import seeds
+    from bench.tasks import synthetic_task
 
     synthetic_task.write_dataset(tmp_path / "data", {"train": 40, "valid": 10, "test": 20}, 1,
                                  "synthetic")
@@ -654,7 +655,7 @@ def test_parse_speed_times_each_tree_source(tmp_path):
 
 def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
     from bench import agreement
-    from bench.report import paired_t_test
+    from bench.lib.report import paired_t_test
 
     def table(all_accuracy, attractor_accuracy):
         return {"all": {"accuracy": all_accuracy, "count": 10},
@@ -705,8 +706,8 @@ def test_token_matched_data_bin_gives_each_source_as_many_tokens_as_leaves_and_n
 
 @pytest.mark.slow
 def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
-    """bench/device.sh with DRY_RUN=1: its figure steps at toy sizes on the CPU (the operator
-    account, fairseq-train timed through bench/measured_train.py, the float32 runs, the half-
+    """bench/lib/device.sh with DRY_RUN=1: its figure steps at toy sizes on the CPU (the operator
+    account, fairseq-train timed through bench/lib/measured_train.py, the float32 runs, the half-
     precision error, the memory sweep's plumbing, the floors counted afterwards from the
     reports), then bench/gpu_figures.py's tables."""
     data = tmp_path / "data" / "bible-en-fr-sample"
@@ -714,7 +715,7 @@ def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
     (data / "data-bin").symlink_to(example[0] / "data-bin")
     results = tmp_path / "results"
     proc = subprocess.run(
-        ["bash", str(ROOT / "bench" / "device.sh")], capture_output=True, text=True,
+        ["bash", str(ROOT / "bench" / "lib" / "device.sh")], capture_output=True, text=True,
         env=dict(os.environ, DRY_RUN="1", DATA=str(tmp_path / "data"), RESULTS=str(results),
                  OUT=str(tmp_path / "out"), PYTHON=sys.executable, DEADLINE="1200",
                  STEPS="account e2e-4096 fp32 half sweep floors",
@@ -759,7 +760,7 @@ def test_device_figure_steps_dry_run_on_the_cpu(example, tmp_path):
 
 @pytest.mark.slow
 def test_device_job_list_dry_run_on_the_cpu(tmp_path):
-    """bench/device.sh with JOBS: the list runs through bench/parallel_jobs.py under the deadline,
+    """bench/lib/device.sh with JOBS: the list runs through bench/lib/parallel_jobs.py under the deadline,
     res/ comes back packed without its checkpoints, each checkpoint on its own, as last written:
     the packer (every 15 s) has copied the first version before the job writes the second."""
     jobs = tmp_path / "jobs.tsv"
@@ -768,7 +769,7 @@ def test_device_job_list_dry_run_on_the_cpu(tmp_path):
                     "rewrite\techo 1 > $RES/last.pt && sleep 20 && echo 2 > $RES/last.pt\n")
     results, out = tmp_path / "res", tmp_path / "out"
     proc = subprocess.run(
-        ["bash", str(ROOT / "bench" / "device.sh")], capture_output=True, text=True, timeout=300,
+        ["bash", str(ROOT / "bench" / "lib" / "device.sh")], capture_output=True, text=True, timeout=300,
         env=dict(os.environ, DRY_RUN="1", JOBS=str(jobs), SLOTS="2", RESULTS=str(results),
                  RES=str(results), OUT=str(out), PYTHON=sys.executable, DEADLINE="120",
                  MIN_SECONDS="0"))
@@ -790,7 +791,7 @@ def test_parallel_jobs_stops_its_jobs_on_sigterm(tmp_path):
     jobs = tmp_path / "jobs.tsv"
     jobs.write_text("quick\ttrue\nslow\tsleep 60; touch never-slow\nwaiting\ttouch never-waiting\n")
     driver = subprocess.Popen(
-        [*bench_command("parallel_jobs"), jobs, "--slots", "1", "--deadline",
+        [*bench_command("lib.parallel_jobs"), jobs, "--slots", "1", "--deadline",
          "600", "--min-seconds", "0", "--logs", tmp_path / "logs", "--json", tmp_path / "jobs.json"],
         cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     started = time.monotonic()

@@ -14,10 +14,10 @@ from conftest import PLUGIN_DIR, write_lines
 
 from fairseq_tree.trees import parse_tree
 
-from bench import compare
+from bench.lib import compare
 from bench import induced_translation
 from bench import induction
-from bench import masked_lm
+from bench.lib import masked_lm
 import standins
 
 TINY_LM = ["--encoder-layers", "4", "--encoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64"]
@@ -290,9 +290,9 @@ def test_induced_translation_refuses_a_json_of_other_settings(translation_run, m
 def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
     """A call with every run in --json trains nothing and writes, from the kept translations,
     sacrebleu's paired bootstrap of each system against the induced-tree tree2seq of the same
-    seed (a row merged from bench/seeds.py read from that JSON's --keep), the seed-level t-tests
-    of bench/report.py, and the nodes per word of the source trees it finds."""
-    from bench import report
+    seed (a row merged from bench/lib/seeds.py read from that JSON's --keep), the seed-level t-tests
+    of bench/lib/report.py, and the nodes per word of the source trees it finds."""
+    from bench.lib import report
     import sacrebleu
 
     for module, name in ((compare, "run_model"), (masked_lm, "train"),
@@ -310,7 +310,7 @@ def test_induced_translation_tests_its_kept_translations(tmp_path, monkeypatch):
     (data / "bible-fr-en" / "trees" / "train.fr").write_text("(ROOT a b c)\n(ROOT d e)\n"
                                                              "(S (NP f g) (VP h))\n")
     seeds_json = tmp_path / "seeds.json"
-    seeds_json.write_text(json.dumps({"command": f"bench/seeds.py x --keep {seed_keep}"}))
+    seeds_json.write_text(json.dumps({"command": f"bench/lib/seeds.py x --keep {seed_keep}"}))
 
     def translation(dropped: int) -> list[str]:  # every line loses its last `dropped` words
         return [" ".join(line.split()[:-dropped] if dropped else line.split())

@@ -1,4 +1,4 @@
-"""bench/report.py's seed-level paired t-test (the "t-test p" of bench/RESULTS.md's tables)
+"""bench/lib/report.py's seed-level paired t-test (the "t-test p" of bench/RESULTS.md's tables)
 against a computation by hand and against Student's t tables, and Holm's correction over the
 tests of a report."""
 
@@ -8,7 +8,7 @@ import math
 import pytest
 from conftest import ROOT
 
-from bench import report
+from bench.lib import report
 
 # French -> English, the Transformer and tree2seq on induced trees, sacreBLEU of seeds 1-3
 INDUCED, TRANSFORMER = [13.49, 12.96, 13.03], [13.90, 13.15, 13.99]
@@ -68,7 +68,7 @@ def test_a_difference_without_spread_has_no_p_value():
 
 def test_report_prints_the_tests_of_both_result_layouts(tmp_path, capsys):
     """bench/induced_translation.py's rows (per direction, against the induced-tree tree2seq) and
-    bench/seeds.py's runs (against the first model)."""
+    bench/lib/seeds.py's runs (against the first model)."""
     rows = [{"direction": "fr-en", "pair": pair, "model": model, "seed": seed, "sacrebleu": score}
             for pair, model, scores in [("bible-fr-en-induced", "tree2seq", INDUCED),
                                         ("bible-fr-en", "transformer", TRANSFORMER)]
@@ -133,7 +133,7 @@ def test_committed_agreement_summaries_are_what_their_rows_give(path, tmp_path):
 def agreement_blocks() -> list:
     """bench/RESULTS.md's tables written by the agreement benchmarks' renderers (bench.agreement,
     bench.agreement_targeted, bench.contrastive, and bench.sentiment's runs table)."""
-    from bench import tables
+    from bench.lib import tables
 
     lines = tables.RESULTS.read_text(encoding="utf-8").split("\n")
     return [block for block in tables.read_blocks(tables.RESULTS, lines)
@@ -143,8 +143,8 @@ def agreement_blocks() -> list:
 
 def test_the_agreement_tables_of_results_are_written_from_their_json():
     """Every agreement and contrastive table of bench/RESULTS.md is what its renderer writes
-    from the committed JSON (``bench.tables``): a cell edited by hand fails here."""
-    from bench import tables
+    from the committed JSON (``bench.lib.tables``): a cell edited by hand fails here."""
+    from bench.lib import tables
 
     blocks = agreement_blocks()
     assert any(b.function == "bench.contrastive.markdown_lines" for b in blocks)

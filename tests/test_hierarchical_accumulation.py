@@ -13,7 +13,7 @@ from fairseq_tree.modules.hierarchical_accumulation import (
 )
 from tree_reference import literal_accumulation, padded_batch, random_spans
 
-from bench.dense_reference import dense_accumulation
+from bench.lib.dense_reference import dense_accumulation
 
 
 def random_case(rng: random.Random, d: int = 4, rows=None):

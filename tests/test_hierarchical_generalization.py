@@ -20,7 +20,7 @@ from bench import hierarchical_generalization_seeds as seeds
 from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.parsing import build_parser, right_branching_tree
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
-from bench import hierarchical_grammar as hg
+from bench.tasks import hierarchical_grammar as hg
 
 # The productions the grammars allow: label -> the children's labels.
 PRODUCTIONS = {

@@ -1,17 +1,17 @@
 """bench/RESULTS.md's tables are what the benchmarks' own functions write from the committed JSON
-(bench/tables.py): regenerated here, a cell edited by hand or a table typed outside a block fails."""
+(bench/lib/tables.py): regenerated here, a cell edited by hand or a table typed outside a block fails."""
 
 import re
 
 import pytest
 
-from bench import tables
+from bench.lib import tables
 from conftest import ROOT
 
 
 def test_every_table_of_results_is_written_from_its_json():
     problems = tables.check(tables.RESULTS)
-    assert not problems, "\n".join(problems) + "\n(python -m bench.tables --write rewrites them)"
+    assert not problems, "\n".join(problems) + "\n(python -m bench.lib.tables --write rewrites them)"
 
 
 def test_results_has_its_tables_in_blocks():
@@ -54,7 +54,7 @@ def test_a_table_typed_outside_a_block_fails_unless_marked(tmp_path):
 
 
 def test_a_broken_block_is_an_error_naming_the_line(tmp_path):
-    copy = edited_copy(tmp_path, lambda text: text + "\n<!-- table: bench.report.nothing x.json -->\n")
+    copy = edited_copy(tmp_path, lambda text: text + "\n<!-- table: bench.lib.report.nothing x.json -->\n")
     with pytest.raises(tables.TableError, match=r"RESULTS.md:\d+: the table is never closed"):
         tables.check(copy)
 

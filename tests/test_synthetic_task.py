@@ -1,4 +1,4 @@
-"""The synthetic tree-transduction task (bench/synthetic_task.py): grammar, transduction,
+"""The synthetic tree-transduction task (bench/tasks/synthetic_task.py): grammar, transduction,
 ambiguity, splits, the written data set and a 2-update fairseq-train run on it."""
 
 import json
@@ -10,7 +10,7 @@ from conftest import TRAIN, run_cli
 
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
 
-from bench import synthetic_task as st
+from bench.tasks import synthetic_task as st
 
 SIZES = {"train": 200, "valid": 20, "test": 20}
 

@@ -21,7 +21,7 @@ PATIENCE = ["--criterion", "sentence_prediction", "--best-checkpoint-metric", "a
 
 def validations(output) -> list[tuple[int, float]]:
     """(epoch, valid accuracy) of each validation a fairseq-train run printed (its completed
-    process or output), in fairseq's log format (which bench/compare.py reads)."""
+    process or output), in fairseq's log format (which bench/lib/compare.py reads)."""
     if not isinstance(output, str):
         output = output.stdout + output.stderr
     return [(int(epoch), float(accuracy)) for epoch, accuracy in re.findall(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 45: the contrastive set scored with every finished run of bench/jobs/contrastive-cpu.tsv (a run
-# is finished when bench/seeds.py wrote its JSON in JSON_DIR), against the Transformer on the
+# is finished when bench/lib/seeds.py wrote its JSON in JSON_DIR), against the Transformer on the
 # leaves. The report keeps what it scored before from checkpoints of the same bytes, so calling it
 # after each seed scores only the new runs (and a run trained on is scored again). A finished run
 # whose checkpoint is gone (trained in an earlier session whose runs/ went with its machine) keeps

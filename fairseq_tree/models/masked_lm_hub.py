@@ -1,5 +1,5 @@
 """The masked LM's hub (``ConstituentTransformerModel.from_pretrained``, ``--parser induced``,
-``bench/masked_lm.py``): a ``masked_lm`` checkpoint read weights only
+``bench/lib/masked_lm.py``): a ``masked_lm`` checkpoint read weights only
 (``checkpoints.read_checkpoint``), its dictionary, and the model's link probabilities. It sits
 with the models, below the parsers: the induced parser reads trees off such a model.
 """

@@ -1,8 +1,8 @@
 """What the benchmark scripts share: the machine a report was made on, writing their report as
 JSON, reading it back to resume a run, and the seed-level paired t-test of the results tables.
 
-    python -m bench.report bench/results/induced-translation.json bench/results/bible-seeds.json
-    python -m bench.report --holm bench/results/agreement-spacy-test.json
+    python -m bench.lib.report bench/results/induced-translation.json bench/results/bible-seeds.json
+    python -m bench.lib.report --holm bench/results/agreement-spacy-test.json
 
 prints that test for every system of a results JSON against its baseline (the induced-tree
 tree2seq of each direction, the first model of a seed benchmark, or, in bench/agreement.py's
@@ -11,6 +11,8 @@ each JSON, the correction for running them all.
 """
 
 import argparse
+import contextlib
+import fcntl
 import json
 import math
 import os
@@ -77,7 +79,7 @@ def previous_report(path: str | None, settings: dict | None = None, keys=()) -> 
 def other_reports(others: str | None) -> list[dict]:
     """The reports at ``others``, comma-separated paths from the repository root (a table's
     option: the earlier runs it sets beside its own)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     return [json.loads((root / path).read_text(encoding="utf-8"))
             for path in (others.split(",") if others else [])]
 
@@ -224,11 +226,11 @@ def agreement_t_tests(report: dict, skip=()) -> list[dict]:
 
 def report_t_tests(report: dict, skip=()) -> list[dict]:
     """The seed-level tests of a results JSON: bench/induced_translation.py's (per direction,
-    against the induced-tree tree2seq), bench/seeds.py's (against its first model) or
+    against the induced-tree tree2seq), bench/lib/seeds.py's (against its first model) or
     bench/agreement.py's (stored in it; columns in ``skip`` left out)."""
     if isinstance(report.get("summary"), dict):  # bench/agreement.py
         return agreement_t_tests(report, skip)
-    if "runs" in report:  # bench/seeds.py
+    if "runs" in report:  # bench/lib/seeds.py
         first = report["summary"][0]["model"]
         return seed_t_tests(report["runs"], lambda r: r["model"], first)
     tests = []
@@ -251,10 +253,26 @@ def t_test_line(test: dict) -> str:
             f"p = {test['p_value']:.3f}"
             + (f", Holm p = {test['holm_p_value']:.3f}" if "holm_p_value" in test else ""))
 
+@contextlib.contextmanager
+def locked(path: Path):
+    """Exclusive use of the report ``path`` by this process (its ``.lock`` beside it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def read_report(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
 
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description="the seed-level paired t-test of a results "
-                                     "JSON (bench/induced_translation.py's, bench/seeds.py's "
+                                     "JSON (bench/induced_translation.py's, bench/lib/seeds.py's "
                                      "or bench/agreement.py's)")
     parser.add_argument("json", nargs="+")
     parser.add_argument("--holm", action="store_true",

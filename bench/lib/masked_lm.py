@@ -21,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 from configs.runner.fairseq_logs import parameter_counts
 from configs.runner.processes import run_command
 from fairseq_tree.cli import parse as parse_cli

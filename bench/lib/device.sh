@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The one device runner: on a lent GPU machine, from the repo root, with .whl carried (made here by
-# bench/device_carry.sh), it installs the project from the wheels (bench/device_setup.sh; not with
+# bench/lib/device_carry.sh), it installs the project from the wheels (bench/lib/device_setup.sh; not with
 # DRY_RUN=1 or SETUP=0), then runs either the figure steps (STEPS) or a job list (JOBS), before
 # DEADLINE seconds, packing what it has into $OUT every 15 s so that what finished comes back when
 # the call is cut off (DEADLINE must end inside the device time left after the machine's start).
 #
-#   DEADLINE=400 STEPS=account bash bench/device.sh                 # carry .whl .devdata
-#   DEADLINE=500 JOBS=bench/jobs/parser-trees-gpu.tsv SLOTS=16 bash bench/device.sh
-#   STAGE=FOLDER bash bench/device.sh    # only copy FOLDER/ckpt/. into /tmp/ck (never overwriting):
+#   DEADLINE=400 STEPS=account bash bench/lib/device.sh                 # carry .whl .devdata
+#   DEADLINE=500 JOBS=bench/jobs/parser-trees-gpu.tsv SLOTS=16 bash bench/lib/device.sh
+#   STAGE=FOLDER bash bench/lib/device.sh    # only copy FOLDER/ckpt/. into /tmp/ck (never overwriting):
 #                                        # checkpoints too large for one call's carry, call by call
 #
-# Job list (JOBS): bench/parallel_jobs.py runs its NAME<TAB>COMMAND lines SLOTS at a time (default
+# Job list (JOBS): bench/lib/parallel_jobs.py runs its NAME<TAB>COMMAND lines SLOTS at a time (default
 # 16); the commands write under res/ (RESULTS), packed into $OUT/res.tgz without the *.pt files,
 # each of which (at most 16 MiB) comes back on its own as $OUT/NAME.pt, as last written (a run cut
 # off can be resumed elsewhere); the driver's log and JSON are res/driver.log and res/jobs.json.
@@ -32,7 +32,7 @@
 #                E2E_REPEATS runs a model, default 2)
 #   e2e-8192     the same at --max-tokens 8192, one run a model
 #   fp32         the commands of e2e-4096 in float32, one run a model: fp16's losses against them
-#   checkpoints  the quickstart's two models trained and scored (bench/compare.py), unless
+#   checkpoints  the quickstart's two models trained and scored (bench/lib/compare.py), unless
 #                QUICKSTART_CHECKPOINTS names a folder that holds them (tree2seq/ and
 #                transformer/, each with checkpoint_last.pt)
 #   generation   those trained models, beam 5, batch sizes 1, 32 and 128 (bench/generation.py)
@@ -50,12 +50,12 @@
 # step on the CPU at toy sizes (tests/test_bench.py), to check the plumbing before a device call.
 set -u
 export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 export PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"  # python -m bench.NAME from any folder
 PY=${PYTHON:-python3}
 cd "$root" || exit 1
 if [ "${DRY_RUN:-0}" != 1 ] && [ "${SETUP:-1}" = 1 ]; then
-  bash bench/device_setup.sh || exit 1
+  bash bench/lib/device_setup.sh || exit 1
 fi
 for folder in ${STAGE:-}; do  # checkpoints carried call by call, gathered outside the tree
   [ -d "$folder/ckpt" ] || { echo "device.sh: $folder/ckpt missing (carry it)" >&2; exit 1; }
@@ -103,7 +103,7 @@ fi
   uptime; } > "$res/machine.txt" 2>&1
 
 if [ -n "${JOBS:-}" ]; then
-  $PY -m bench.parallel_jobs "$JOBS" --slots "${SLOTS:-16}" --deadline "$(left)" \
+  $PY -m bench.lib.parallel_jobs "$JOBS" --slots "${SLOTS:-16}" --deadline "$(left)" \
     --min-seconds "${MIN_SECONDS:-40}" --logs "$res/logs" --json "$res/jobs.json" \
     > "$res/driver.log" 2>&1
   status=$?
@@ -140,7 +140,7 @@ e2e() {  # PRECISION MAX-TOKENS REPEATS: bench/train_end_to_end.py at IWSLT size
     --train-args="$flags --max-tokens $2" --json "$res/e2e-$1-$2.json"
 }
 quickstart_models() {  # the quickstart's two models, trained and scored, into $checkpoints
-  $PY -m bench.compare bible-en-fr-sample tree2seq transformer --data "$data" \
+  $PY -m bench.lib.compare bible-en-fr-sample tree2seq transformer --data "$data" \
     --checkpoints "$(dirname "$checkpoints")" --json "$res/quickstart.json" $quickstart
 }
 generate() {

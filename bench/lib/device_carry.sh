@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# What a call of bench/device.sh carries, made here: .whl/ (the wheels that bench/device_setup.sh
+# What a call of bench/lib/device.sh carries, made here: .whl/ (the wheels that bench/lib/device_setup.sh
 # installs there without the network) and .devdata/ (the quickstart's data-bin, which the figure
 # steps read), and for a job list the recipe folders its commands read (RECIPES). All are ignored
 # by git (or through .git/info/exclude); name them in the call's carry (64 MiB in all).
 #
-#   bash bench/device_carry.sh          # then, one step a call:
-#   run: DEADLINE=400 STEPS=account bash bench/device.sh        carry: .whl .devdata
+#   bash bench/lib/device_carry.sh          # then, one step a call:
+#   run: DEADLINE=400 STEPS=account bash bench/lib/device.sh        carry: .whl .devdata
 #   RECIPES="runs/data/bible-fr-en=devdata/data/bible-fr-en runs/data-rt-spacy/rt-snippets=devdata/rt-spacy/rt-snippets" \
-#     bash bench/device_carry.sh        # then: JOBS=bench/jobs/parser-trees-gpu.tsv ... carry: .whl devdata
+#     bash bench/lib/device_carry.sh        # then: JOBS=bench/jobs/parser-trees-gpu.tsv ... carry: .whl devdata
 #
 # RECIPES: SOURCE=DEST pairs, each a recipe's output folder copied with what a job reads at test
 # time (data-bin, and where the recipe made them recipe.json, ref/ and tok/test.*). WHEELS=0 makes
@@ -19,7 +19,7 @@
 # step needs; IMAGE_PACKAGES, a file of the image's `python3 -m pip list --format freeze`
 # (one first device call), leaves out what it lists as well. Then fairseq_tree's own wheel.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 py=${PYTHON:-.venv/bin/python}
 # Names compare lower-case with - for _ (pip freeze and pip list spell them either way).

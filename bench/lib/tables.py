@@ -10,8 +10,8 @@ where they parse as JSON, else as strings). The function takes the loaded report
 table's lines; it lives beside the benchmark that made the JSON. A table that no JSON holds is
 preceded by a line ``<!-- not in a JSON: WHY -->`` and stays as typed.
 
-    python -m bench.tables                 # check every table of bench/RESULTS.md; exit 1 on a difference
-    python -m bench.tables --write         # rewrite them from their JSON
+    python -m bench.lib.tables                 # check every table of bench/RESULTS.md; exit 1 on a difference
+    python -m bench.lib.tables --write         # rewrite them from their JSON
 """
 
 import argparse
@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "RESULTS.md"
 BEGIN = re.compile(r"^<!-- table: (?P<function>[\w.]+) (?P<json>\S+)(?P<options>.*?) -->$")
 END = "<!-- end table -->"

@@ -2,7 +2,7 @@
 ``--to-update`` of a real run (the loader's work between the train steps included), as one JSON
 of self CPU milliseconds per operator, and per Python source file with ``--with-stack``.
 
-    python -m bench.profiled_train --from-update 40 --to-update 90 --json OPS.json -- \\
+    python -m bench.lib.profiled_train --from-update 40 --to-update 90 --json OPS.json -- \\
         DATA-BIN --user-dir fairseq_tree --task tree_translation ...   # fairseq-train's arguments
 
 bench/train_end_to_end.py ``--torch-profile DIR`` runs it for both models and sets the operators

@@ -2,12 +2,12 @@
 several seeds at the config's budget; mean ± sd sacreBLEU, and paired bootstrap resampling of
 the first model against each other one, seed by seed (sacrebleu's own ``--paired-bs``).
 
-    python -m bench.seeds bible-en-fr tree2seq transformer transformer-linearized \\
+    python -m bench.lib.seeds bible-en-fr tree2seq transformer transformer-linearized \\
         --seeds 1 2 3 --data runs/data --checkpoints runs/seeds \\
         --json bench/results/bible-seeds.json --keep bench/results/bible-seeds
 
 Each run is ``scripts/train.sh PAIR MODEL --seed S`` then ``scripts/evaluate.sh PAIR MODEL``
-(through bench/compare.py's runner), its checkpoints in ``CHECKPOINTS/seed-S/``. A run whose
+(through bench/lib/compare.py's runner), its checkpoints in ``CHECKPOINTS/seed-S/``. A run whose
 result is already in ``--json`` (same model and seed) is not run again, and its detokenized
 translations are kept in ``--keep`` (``MODEL.seed-S.<tgt>``), so the runs of one comparison may
 be made in several sessions: commit the JSON and the kept translations, and run the same
@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench import compare
+from bench.lib import compare
 from configs.runner.config import load_config
-from bench.report import (difference_cell, holm, machine, markdown_table, previous_report,
+from bench.lib.report import (difference_cell, holm, machine, markdown_table, previous_report,
                           seed_t_tests, write_json)
 
 from fairseq_tree.data.recipe import Recipe
@@ -65,7 +65,7 @@ def summary(runs: list[dict], models: list[str]) -> list[dict]:
 def seed_table(report: dict) -> list[str]:
     """The report's Markdown table of scores (bench/RESULTS.md's and the printed one): a row a
     model, mean ± sd over its seeds, the scores by seed, and the seed-level paired t-test of its
-    difference from the first model with Holm's adjustment over those tests (bench/report.py)."""
+    difference from the first model with Holm's adjustment over those tests (bench/lib/report.py)."""
     rows, runs = report["summary"], report["runs"]
     first = rows[0]["model"]
     tests = {t["system"]: t for t in seed_t_tests(runs, lambda r: r["model"], first)}
@@ -158,7 +158,7 @@ def main(argv=None) -> dict:
     rows = summary(runs, args.models)
     report = {"benchmark": f"{args.pair}: {', '.join(args.models)}, seeds "
                            f"{', '.join(map(str, args.seeds))}, same budget",
-              "command": " ".join(["bench/seeds.py", *argv]),
+              "command": " ".join(["bench/lib/seeds.py", *argv]),
               "machine": machine(),
               "date": time.strftime("%Y-%m-%d"), "wall_seconds_this_call":
                   round(time.time() - started),

@@ -1,8 +1,8 @@
 """Train several models of one experiment config on the same data at the same budget, evaluate
 each on the test set, and print one table: tree2seq against fairseq's Transformer.
 
-    python -m bench.compare bible-en-fr-sample tree2seq transformer --json runs/quickstart.json
-    python -m bench.compare synthetic tree2seq transformer --data DIR --checkpoints DIR
+    python -m bench.lib.compare bible-en-fr-sample tree2seq transformer --json runs/quickstart.json
+    python -m bench.lib.compare synthetic tree2seq transformer --data DIR --checkpoints DIR
 
 Each model runs exactly as ``scripts/train.sh PAIR MODEL`` and ``scripts/evaluate.sh PAIR MODEL``
 (the runner, ``configs/runner``), so the budget is the config's: the same number of updates and
@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.report import end_report, machine, markdown_table
+from bench.lib.report import end_report, machine, markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 from configs.runner.fairseq_logs import parameter_counts, progress_records, runs
 from configs.runner.processes import run_command
 from fairseq_tree.cli.console import CliError
@@ -97,6 +97,13 @@ def results_table(report: dict) -> list[str]:
         [[row["model"], f"{row['parameters']:,}", f"{row['updates']:,}", f"{row['train_seconds']:,}",
           f"{row['sacrebleu']:.2f}", f"{row['tokenized_bleu']:.2f}"]
          for row in report["results"]])
+
+def parse_system(text: str) -> tuple[str, str]:
+    config, sep, model = text.partition(":")
+    if not sep or not config or not model:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected CONFIG:MODEL")
+    return config, model
+
 
 
 def get_parser() -> argparse.ArgumentParser:

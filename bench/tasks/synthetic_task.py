@@ -11,7 +11,7 @@ after the verb when it modifies the verb phrase ("dog o saw stick with"). The tr
 the source words lack. About half of the sentences hold such a PP (``ambiguity``,
 ``corpus_stats``).
 
-    python -m bench.synthetic_task --out data --train 20000 --valid 1000 --test 1000 --seed 1
+    python -m bench.tasks.synthetic_task --out data --train 20000 --valid 1000 --test 1000 --seed 1
 
 writes the layout of the real recipes (``data-prep/prepare.py``) under ``--out``/``--pair``:
 

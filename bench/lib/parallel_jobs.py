@@ -2,7 +2,7 @@
 few minutes, where fairseq's small models leave the card mostly idle, so that one process per CPU
 core shares it.
 
-    python -m bench.parallel_jobs JOBS --slots 15 --deadline 540 --logs LOGDIR --json OUT.json
+    python -m bench.lib.parallel_jobs JOBS --slots 15 --deadline 540 --logs LOGDIR --json OUT.json
 
 JOBS holds one job a line, ``NAME<TAB>COMMAND`` (``#`` lines and blank lines skipped), in the
 order they start; each COMMAND runs with bash, ``OMP_NUM_THREADS=1``, its output in
@@ -65,7 +65,7 @@ def main(argv=None):
     terminated = []
     signal.signal(signal.SIGTERM, lambda signum, frame: terminated.append(signum))
     # the jobs run the benchmarks as python -m bench.NAME, from whatever folder this started in
-    root = str(Path(__file__).resolve().parents[1])
+    root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
 

@@ -5,7 +5,7 @@
                                    fairseq resets it every --log-interval updates): parameters,
                                    optimizer state, activations and gradients of the largest update
 
-    python -m bench.measured_train DATA-BIN --user-dir fairseq_tree ...   # fairseq-train's arguments
+    python -m bench.lib.measured_train DATA-BIN --user-dir fairseq_tree ...   # fairseq-train's arguments
 
 bench/train_end_to_end.py runs each timed run through it on CUDA. fairseq logs its clocks in
 whole seconds, too coarse for a few hundred updates of a GPU; the end of update k less the end
@@ -24,7 +24,7 @@ from fairseq.trainer import Trainer
 
 from fairseq_tree.cli import train as tree_train
 
-from bench.accumulation import cuda_peak_kept
+from bench.lib.timing import cuda_peak_kept
 
 ENDS, PEAK = "update_ends ", "peak_memory_allocated "
 

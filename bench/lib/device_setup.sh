@@ -2,14 +2,14 @@
 # Installs fairseq-fixed, its and our runtime dependencies that the GPU machine's image lacks, and
 # fairseq_tree itself into that machine's own Python (python3, /opt/torch/.venv), without the network,
 # then checks the install in a few seconds. Run from the repo root there, in a `run` call that names
-# .whl in carry:   bash bench/device_setup.sh || exit   (bench/device.sh runs it first)
+# .whl in carry:   bash bench/lib/device_setup.sh || exit   (bench/lib/device.sh runs it first)
 # .whl/ (ignored via .git/info/exclude) holds cp312 manylinux x86_64 / py3 wheels; torch, numpy and
 # everything the image already has are not in it. fairseq_tree is installed editable from this tree,
 # so edits made after .whl/fairseq_tree-*.whl was built are used; that wheel is the fallback.
 # --ignore-requires-python: pyproject.toml says <3.12, the machine has 3.12. Sets no variables for
 # the caller. DEVICE_SETUP_ALLOW_CPU=1 lets the check pass without a GPU (a local dry run).
 set -u
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "$0")/../.." || exit 1
 PY=${PYTHON:-python3}
 LOG=/tmp/device_setup.log
 die() { echo "device_setup: FAILED: $*" >&2; exit 1; }

@@ -1,0 +1,1 @@
+"""What the benchmarks share (see ``bench``): no module here answers a question of its own."""

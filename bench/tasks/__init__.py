@@ -1,0 +1,1 @@
+"""The data the benchmarks generate (see ``bench``): grammars, templates and random trees."""
