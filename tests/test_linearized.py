@@ -181,6 +181,7 @@ def test_generating_with_another_tree_input_is_refused(linearized_model):
 
 
 def test_truncating_a_linearized_tree_is_refused(hand_bin):
-    with pytest.raises(ValueError, match="--truncate-source and --num-batch-buckets work with "
-                                         "--tree-input leaves-only only"):
+    with pytest.raises(ValueError, match=r"--truncate-source and --num-batch-buckets work with "
+                                         r"--tree-input leaves-only \(and no --target-trees\) "
+                                         "only"):
         setup_task(hand_bin, *LINEARIZED, "--truncate-source")
