@@ -321,6 +321,7 @@ class Recipe:
         """The parser settings of the target side (no source parser arguments)."""
         return argparse.Namespace(**{**vars(self.args), "parser": self.args.target_parser,
                                      "spacy_model": self.args.target_spacy_model,
+                                     "spacy_model_version": self.args.target_spacy_model_version,
                                      "parser_arg": []})
 
     def step_finalize(self):
@@ -427,24 +428,17 @@ class Recipe:
         """recipe.json's record of the target side's parser (None: no target trees)."""
         if not self.args.target_parser:
             return None
-        record = {"parser": self.args.target_parser}
-        if self.args.target_spacy_model:
-            import spacy
-
-            record["spacy"] = {"model": self.args.target_spacy_model,
-                               "model_version": self.args.target_spacy_model_version,
-                               "spacy_version": spacy.__version__}
-        return record
+        return {"parser": self.args.target_parser, **spacy_record(self.target_parse_args())}
 
     def run(self):
+        self.args.target_spacy_model_version = None
         if self.args.target_parser:
-            target = argparse.Namespace(parser=self.args.target_parser, parser_arg=[],
-                                        spacy_model=self.args.target_spacy_model)
+            target = self.target_parse_args()
             resolve_spacy_model(target, self.args.tgt)
             self.args.target_spacy_model = target.spacy_model
             self.args.target_spacy_model_version = target.spacy_model_version
         else:
-            self.args.target_spacy_model = self.args.target_spacy_model_version = None
+            self.args.target_spacy_model = None
         resolve_spacy_model(self.args, self.args.src)
         check_settings(self.work, {key: getattr(self.args, key) for key in SETTINGS})
         for step in (self.step_text, self.step_parse, self.step_finalize, self.step_bpe,

@@ -1,6 +1,7 @@
 """The data of McCoy, Frank & Linzen (TACL 2020), generated here: tense reinflection and question
-formation from their grammars (``bench.tasks.hierarchical_grammar``, run with the repository root on the path), each source
-sentence with its gold tree, binarized for the ``tree_translation`` task.
+formation from their grammars (``bench.tasks.hierarchical_grammar``, run with the repository
+root on the path), each source sentence with its gold tree, binarized for the
+``tree_translation`` task.
 
     python data-prep/prepare_hierarchical_generalization.py --out $DATA --task tense \
         [--trees gold right-branching spacy] [--spacy-model en_core_web_sm] [--seed 1]
@@ -19,9 +20,9 @@ or ``TASK-spacy``:
 With ``--output-trees`` (tense), ``$DATA/tense-output-trees`` is the gold folder with the
 target's gold trees beside its text (``trees/{split}.tgt``: the sentence over the target's
 words, reinflected verbs tagged VBZ or VBP), binarized with ``--target-trees``, for
-``tree_translation --target-trees``. And, with ``--language-model``, ``$DATA/TASK-lm`` for fairseq's ``language_modeling`` task
-(Murty et al.'s setup, ACL 2023: source, marker and target as one sequence, a language model's
-loss on all of it): ``lm/{split}.txt`` one example a line, ``trees/{split}.src`` the gold trees
+``tree_translation --target-trees``. And, with ``--language-model``, ``$DATA/TASK-lm`` for
+fairseq's ``language_modeling`` task (Murty et al.'s setup, ACL 2023: source, marker and target
+as one sequence, a language model's loss on all of it): ``lm/{split}.txt`` one example a line, ``trees/{split}.src`` the gold trees
 (what the scores read), ``data-bin/`` fairseq-preprocess ``--only-source`` (gen as ``test1``)
 and a ``recipe.json`` of kind ``language_model``.
 
@@ -93,12 +94,17 @@ def split_stats(trees: list[Tree]) -> dict:
     }
 
 
+def gold_lines(splits: dict) -> dict[str, list[str]]:
+    """{split: the grammar's trees, bracketed, a line each}."""
+    return {split: [format_bracketed(tree) for tree in trees] for split, trees in splits.items()}
+
+
 def source_trees(splits: dict, source: str, spacy_model: str | None) -> dict[str, list[str]]:
     """{split: source tree lines} from ``source``: the grammar's (gold), or a fairseq-tree-parse
     backend's over the source tokens, marker included, as ``fairseq-tree-translate --recipe``
     parses a raw source line."""
     if source == "gold":
-        return {split: [format_bracketed(tree) for tree in trees] for split, trees in splits.items()}
+        return gold_lines(splits)
     parser = build_parser(source, "en", spacy_model=spacy_model)
     try:
         out = {}
@@ -128,6 +134,25 @@ def pair_name(task: str, source: str) -> str:
     return task if source == "gold" else f"{task}-{source}"
 
 
+def write_pairs(pair_dir: Path, splits: dict, source_trees: dict[str, list[str]]):
+    """tok/{split}.src and .tgt (the source and target tokens) and trees/{split}.src
+    (``source_trees``, a line each) of every split."""
+    for split in SPLITS:
+        write_lines(pair_dir / "tok" / f"{split}.src",
+                    (" ".join(hg.leaves(tree)) for tree in splits[split]))
+        write_lines(pair_dir / "tok" / f"{split}.tgt",
+                    (" ".join(hg.target(tree)) for tree in splits[split]))
+        write_lines(pair_dir / "trees" / f"{split}.src", source_trees[split])
+
+
+def generated(splits: dict, stats: dict, seed: int) -> dict:
+    """What every recipe.json of one generated task records: sizes, splits, the generator."""
+    return {"sizes": {split: len(splits[split]) for split in SPLITS},
+            "splits": dict(BINARIZED_AS),
+            "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
+                          "rule_probabilities": "uniform", "stats": stats}}
+
+
 def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], seed: int,
                spacy_model: str | None = None, workers: int = 1, binarise: bool = True,
                progress=print, language_model: bool = False,
@@ -141,16 +166,10 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
     for source in sources:
         pair_dir = out / pair_name(task, source)
         progress(f"{pair_dir}: {source} trees")
-        trees = source_trees(splits, source, spacy_model)
-        for split in SPLITS:
-            write_lines(pair_dir / "tok" / f"{split}.src",
-                        (" ".join(hg.leaves(tree)) for tree in splits[split]))
-            write_lines(pair_dir / "tok" / f"{split}.tgt",
-                        (" ".join(hg.target(tree)) for tree in splits[split]))
-            write_lines(pair_dir / "trees" / f"{split}.src", trees[split])
-            if source != "gold":
-                write_lines(pair_dir / GOLD_TREES / f"{split}.src",
-                            (format_bracketed(tree) for tree in splits[split]))
+        write_pairs(pair_dir, splits, source_trees(splits, source, spacy_model))
+        if source != "gold":
+            for split, lines in gold_lines(splits).items():
+                write_lines(pair_dir / GOLD_TREES / f"{split}.src", lines)
         if binarise:
             preprocess_folder(pair_dir, test=("test", "gen"), joined_dictionary=True,
                               workers=workers)
@@ -158,10 +177,7 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
         details = {
             "pair": pair_name(task, source), "task": task, "trees": source,
             "gold_trees": "trees" if source == "gold" else GOLD_TREES,
-            "sizes": {split: len(splits[split]) for split in SPLITS},
-            "splits": dict(BINARIZED_AS),
-            "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
-                          "rule_probabilities": "uniform", "stats": stats},
+            **generated(splits, stats, seed),
         }
         recipe = Recipe("translation", steps, src="src", tgt="tgt",
                         languages={"src": "en", "tgt": "en"}, details=details,
@@ -174,10 +190,7 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
     if language_model:
         progress(f"{out / task}-lm: one sequence an example")
         details = {"task": task, "trees": "gold", "gold_trees": "trees",
-                   "sizes": {split: len(splits[split]) for split in SPLITS},
-                   "splits": dict(BINARIZED_AS),
-                   "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
-                                 "rule_probabilities": "uniform", "stats": stats}}
+                   **generated(splits, stats, seed)}
         recipes[f"{task}-lm"] = write_language_model_task(out, task, splits, details, workers,
                                                           binarise)
     return recipes
@@ -191,13 +204,8 @@ def write_output_trees(out: Path, task: str, splits: dict, stats: dict, seed: in
                                f"only, not {task}")
     pair_dir = out / f"{task}-output-trees"
     progress(f"{pair_dir}: gold source and target trees")
+    write_pairs(pair_dir, splits, gold_lines(splits))
     for split in SPLITS:
-        write_lines(pair_dir / "tok" / f"{split}.src",
-                    (" ".join(hg.leaves(tree)) for tree in splits[split]))
-        write_lines(pair_dir / "tok" / f"{split}.tgt",
-                    (" ".join(hg.target(tree)) for tree in splits[split]))
-        write_lines(pair_dir / "trees" / f"{split}.src",
-                    (format_bracketed(tree) for tree in splits[split]))
         write_lines(pair_dir / "trees" / f"{split}.tgt",
                     (format_bracketed(hg.tense_target_tree(tree)) for tree in splits[split]))
     if binarise:
@@ -205,10 +213,7 @@ def write_output_trees(out: Path, task: str, splits: dict, stats: dict, seed: in
                           workers=workers, target_trees=True)
     details = {
         "pair": f"{task}-output-trees", "task": task, "trees": "gold", "gold_trees": "trees",
-        "target_trees": "gold", "sizes": {split: len(splits[split]) for split in SPLITS},
-        "splits": dict(BINARIZED_AS),
-        "generator": {"seed": seed, "sampling_order": list(SAMPLING_ORDER),
-                      "rule_probabilities": "uniform", "stats": stats},
+        "target_trees": "gold", **generated(splits, stats, seed),
     }
     recipe = Recipe("translation", TextSteps(tokenize="none"), src="src", tgt="tgt",
                     languages={"src": "en", "tgt": "en"}, details=details)
@@ -226,8 +231,8 @@ def write_language_model_task(out: Path, task: str, splits: dict, details: dict,
     for split in SPLITS:
         write_lines(pair_dir / "lm" / f"{split}.txt",
                     (" ".join([*hg.leaves(tree), *hg.target(tree)]) for tree in splits[split]))
-        write_lines(pair_dir / "trees" / f"{split}.src",
-                    (format_bracketed(tree) for tree in splits[split]))
+    for split, lines in gold_lines(splits).items():
+        write_lines(pair_dir / "trees" / f"{split}.src", lines)
     if binarise:
         lm = pair_dir / "lm"
         preprocess.main(options.get_preprocessing_parser().parse_args([

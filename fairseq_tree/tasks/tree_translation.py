@@ -1,5 +1,6 @@
 """The ``tree_translation`` task: translation from a source constituency tree to target text."""
 
+import functools
 import itertools
 import logging
 import os
@@ -38,6 +39,9 @@ from fairseq_tree.trees.subwords import split_words
 logger = logging.getLogger(__name__)
 
 TREE_INPUT_CHOICES = ChoiceEnum(["tree", "leaves-only", "linearized"])
+# Options that change what the model reads or writes: a checkpoint records them (task_state),
+# and a run without the same ones is refused.
+REMEMBERED_FLAGS = ("drop_single_leaf_nodes", "target_trees")
 MAX_TOKENS_COUNTS_CHOICES = ChoiceEnum(["leaves-and-nodes", "leaves"])
 
 
@@ -136,10 +140,10 @@ class TreeTranslationTask(TranslationTask):
                     add_bracket_symbols(src_dict)
             self.target_bracket_ids = (tgt_dict.index(OPEN_SYMBOL), tgt_dict.index(CLOSE_SYMBOL))
         super().__init__(cfg, src_dict, tgt_dict)
-        # Saved in checkpoints (task_state), so a run with another --tree-input is refused.
-        self.state.merge_state_dict({"tree_input": str(cfg.tree_input),  # a str pickles
-                                     "drop_single_leaf_nodes": bool(cfg.drop_single_leaf_nodes),
-                                     "target_trees": bool(cfg.target_trees)})
+        # Saved in checkpoints (task_state), so a run with another --tree-input is refused; a
+        # str pickles where the config's enum would not.
+        remembered = {flag: bool(getattr(cfg, flag)) for flag in REMEMBERED_FLAGS}
+        self.state.merge_state_dict({"tree_input": str(cfg.tree_input), **remembered})
         # Trees of interactive input, by leaf ids: fairseq-interactive passes only src_tokens on.
         self._interactive_trees: Dict[Tuple[int, ...], deque] = {}
         self._interactive_lines = 0
@@ -153,16 +157,12 @@ class TreeTranslationTask(TranslationTask):
         if trained != self.cfg.tree_input:
             raise FairseqTreeError(f"the checkpoint was trained with --tree-input {trained}; this run "
                              f"has --tree-input {self.cfg.tree_input}: give the same")
-        dropped = state_dict.get("drop_single_leaf_nodes", False)
-        if dropped != self.cfg.drop_single_leaf_nodes:
-            said = "with" if dropped else "without"
-            raise FairseqTreeError(f"the checkpoint was trained {said} --drop-single-leaf-nodes: "
-                                   f"run {said} it too")
-        trees_out = state_dict.get("target_trees", False)
-        if trees_out != self.cfg.target_trees:
-            said = "with" if trees_out else "without"
-            raise FairseqTreeError(f"the checkpoint was trained {said} --target-trees: run "
-                                   f"{said} it too")
+        for flag in REMEMBERED_FLAGS:
+            trained_with = state_dict.get(flag, False)
+            if trained_with != getattr(self.cfg, flag):
+                said = "with" if trained_with else "without"
+                raise FairseqTreeError(f"the checkpoint was trained {said} "
+                                       f"--{flag.replace('_', '-')}: run {said} it too")
         super().load_state_dict(state_dict)
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
@@ -264,7 +264,7 @@ class TreeTranslationTask(TranslationTask):
 
     # ---------------------------------------------------------------- inference
 
-    @property
+    @functools.cached_property
     def target_tree_symbols(self) -> set:
         """With --target-trees, the ids of what a written tree adds to its leaves: the bracket
         and label symbols of the target dictionary (what is stripped before scoring); empty
