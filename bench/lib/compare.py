@@ -22,7 +22,7 @@ from pathlib import Path
 from bench.lib.report import end_report, machine, markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
-from configs.runner.fairseq_logs import parameter_counts, progress_records, runs
+from configs.runner.fairseq_logs import parameter_counts, progress_records, run_seconds, runs
 from configs.runner.processes import run_command
 from fairseq_tree.cli.console import CliError
 
@@ -50,16 +50,14 @@ def experiment(command: str, pair: str, model: str, env: dict, extras=(), log=No
 
 def training_record(log_text: str) -> dict:
     """Parameters, updates, epochs and seconds of a run, from its fairseq-train log: the last
-    epoch summary (fairseq's ``wall`` is the seconds since training started, validation and
-    saving included), and the seconds summed over the runs of a resumed run (each up to its
-    last epoch summary, where the next run resumed; the rest of an epoch it was stopped in is
-    trained again)."""
+    epoch summary, and the seconds summed over the runs of a resumed run (``run_seconds``: each
+    up to its last epoch summary, validation and saving included, where the next run resumed;
+    the rest of an epoch it was stopped in is trained again)."""
     params = parameter_counts(log_text)
     summaries = progress_records(log_text, ["train"])
     if not params or not summaries:
         raise SystemExit("compare: the training log has no parameter count or epoch summary")
-    seconds = sum(int(found[-1]["wall"]) for found in
-                  (progress_records(run, ["train"]) for run in runs(log_text)) if found)
+    seconds = sum(run_seconds(run) for run in runs(log_text))
     return {"parameters": params[-1], "epochs": int(summaries[-1]["epoch"]),
             "updates": int(summaries[-1]["num_updates"]), "train_seconds": seconds}
 

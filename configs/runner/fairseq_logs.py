@@ -15,12 +15,14 @@ formatted strings ("95", "51.2"), as the simple format prints them.
 
 import json
 import re
+from datetime import datetime
 
 RECORD = re.compile(r"\| (\S+) \| (\{.*\})\s*$")
 PARAMETERS = re.compile(r"num\. (?:shared )?model params: ([\d,]+)")
 # fairseq-train's configuration, the first line of each run: a resumed run's log holds several,
-# and each run starts its wall clock at 0 (fairseq resets its time meters on a resume)
-RUN_START = re.compile(r"\| fairseq_cli\.train \| \{'_name'")
+# and each run has its own wall clock (see run_seconds)
+RUN_START = re.compile(r"^(?=.*\| fairseq_cli\.train \| \{'_name')", re.MULTILINE)
+TIMESTAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) ")
 
 
 def progress_records(text: str, kinds=None) -> list[dict]:
@@ -48,6 +50,26 @@ def parameter_counts(text: str) -> list[int]:
 
 
 def runs(text: str) -> list[str]:
-    """The log split at the start of each fairseq-train run it holds (the text before the
-    first start, if any, first)."""
+    """The log split before the configuration line that starts each fairseq-train run it holds
+    (the text before the first, if any, first)."""
     return RUN_START.split(text)
+
+
+def run_seconds(run: str) -> int:
+    """The seconds of one fairseq-train run (a piece of ``runs``) up to its last epoch summary,
+    0 without one: fairseq's ``wall`` there, or, where that reads 0, the log's timestamps from
+    the run's first line to that summary. A run resumed from a checkpoint logs a wall of
+    0 throughout: fairseq 0.12 loads its wall stopwatch stopped and never starts it again."""
+    lines = run.splitlines()
+    summaries = [line for line in lines
+                 if (match := RECORD.search(line)) and match.group(1) == "train"]
+    if not summaries:
+        return 0
+    wall = int(progress_records(summaries[-1])[0]["wall"])
+    stamps = [match.group(1) for line in lines if (match := TIMESTAMP.match(line))]
+    end = TIMESTAMP.match(summaries[-1])
+    if wall or not end:
+        return wall
+    first, last = (datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S")
+                   for stamp in (stamps[0], end.group(1)))
+    return round((last - first).total_seconds())
