@@ -160,7 +160,8 @@ def summary(report: dict) -> dict:
 
 def curve_table(report: dict, every: int = 3000) -> list[str]:
     """A row a system and seed: the scored word (%) at the first checkpoint and every ``every``
-    updates, the updates at which it first passes 50% and 90% ("-": not by its last point)."""
+    updates, at its last point (with its updates), and the updates at which it first passes 50%
+    and 90% ("-": not by its last point)."""
     shown = sorted({p["updates"] for r in report["runs"] for p in r["points"]
                     if p["updates"] % every == 0 or p["updates"] == report["every"]})
     by_run = {(r["system"], r["seed"]): {p["updates"]: scored_word(p) for p in r["points"]}
@@ -170,9 +171,12 @@ def curve_table(report: dict, every: int = 3000) -> list[str]:
         at = by_run[(row["system"], row["seed"])]
         body.append([row["system"], str(row["seed"]),
                      *(f"{at[u]:.1f}" if u in at else "" for u in shown),
-                     *(str(row[f"first_above_{t:.0f}"] or "-") for t in THRESHOLDS)])
+                     f"{row['at_end']:.1f} ({row['updates']:,})" if at else "",
+                     *(f"{row[f'first_above_{t:.0f}']:,}" if row[f"first_above_{t:.0f}"]
+                       else "-" for t in THRESHOLDS)])
     return markdown_table(["system (config:model)", "seed", *(f"{u:,}" for u in shown),
-                           *(f"first above {t:.0f}%" for t in THRESHOLDS)], body)
+                           "last (updates)", *(f"first above {t:.0f}%" for t in THRESHOLDS)],
+                          body)
 
 
 def plot(report: dict, path: Path):

@@ -531,10 +531,10 @@ def test_curves_say_when_each_seed_first_passes_50_and_90_percent():
         {"updates": 1000, "seeds": 2, "mean": 1.5}, {"updates": 2000, "seeds": 2, "mean": 29.0},
         {"updates": 3000, "seeds": 2, "mean": 21.0}]
     table = curves.curve_table(report)
-    assert table[0] == ("| system (config:model) | seed | 1,000 | 3,000 | first above 50% | "
-                        "first above 90% |")
-    assert table[2:] == ["| a:tree2seq | 1 | 2.0 | 40.0 | 2000 | 4000 |",
-                         "| a:tree2seq | 2 | 1.0 | 2.0 | - | - |"]
+    assert table[0] == ("| system (config:model) | seed | 1,000 | 3,000 | last (updates) | "
+                        "first above 50% | first above 90% |")
+    assert table[2:] == ["| a:tree2seq | 1 | 2.0 | 40.0 | 95.0 (4,000) | 2,000 | 4,000 |",
+                         "| a:tree2seq | 2 | 1.0 | 2.0 | 2.0 (3,000) | - | - |"]
 
 
 @pytest.mark.slow
