@@ -61,15 +61,15 @@ def run_seconds(run: str) -> int:
     the run's first line to that summary. A run resumed from a checkpoint logs a wall of
     0 throughout: fairseq 0.12 loads its wall stopwatch stopped and never starts it again."""
     lines = run.splitlines()
-    summaries = [line for line in lines
-                 if (match := RECORD.search(line)) and match.group(1) == "train"]
-    if not summaries:
+    summary = next((line for line in reversed(lines)
+                    if (match := RECORD.search(line)) and match.group(1) == "train"), None)
+    if summary is None:
         return 0
-    wall = int(progress_records(summaries[-1])[0]["wall"])
-    stamps = [match.group(1) for line in lines if (match := TIMESTAMP.match(line))]
-    end = TIMESTAMP.match(summaries[-1])
-    if wall or not end:
+    wall = int(progress_records(summary)[0]["wall"])
+    start = next((match.group(1) for line in lines if (match := TIMESTAMP.match(line))), None)
+    end = TIMESTAMP.match(summary)
+    if wall or not (start and end):
         return wall
     first, last = (datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S")
-                   for stamp in (stamps[0], end.group(1)))
+                   for stamp in (start, end.group(1)))
     return round((last - first).total_seconds())
