@@ -100,11 +100,9 @@ def gold_lines(splits: dict) -> dict[str, list[str]]:
 
 
 def source_trees(splits: dict, source: str, spacy_model: str | None) -> dict[str, list[str]]:
-    """{split: source tree lines} from ``source``: the grammar's (gold), or a fairseq-tree-parse
-    backend's over the source tokens, marker included, as ``fairseq-tree-translate --recipe``
-    parses a raw source line."""
-    if source == "gold":
-        return gold_lines(splits)
+    """{split: source tree lines} from ``source``, a fairseq-tree-parse backend, over the source
+    tokens, marker included, as ``fairseq-tree-translate --recipe`` parses a raw source line
+    (the grammar's own trees: ``gold_lines``)."""
     parser = build_parser(source, "en", spacy_model=spacy_model)
     try:
         out = {}
@@ -163,12 +161,14 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
     splits = generate_splits(task, seed, sizes, progress)
     stats = {split: split_stats(trees) for split, trees in splits.items()}
     recipes = {}
+    gold = gold_lines(splits)
     for source in sources:
         pair_dir = out / pair_name(task, source)
         progress(f"{pair_dir}: {source} trees")
-        write_pairs(pair_dir, splits, source_trees(splits, source, spacy_model))
+        write_pairs(pair_dir, splits,
+                    gold if source == "gold" else source_trees(splits, source, spacy_model))
         if source != "gold":
-            for split, lines in gold_lines(splits).items():
+            for split, lines in gold.items():
                 write_lines(pair_dir / GOLD_TREES / f"{split}.src", lines)
         if binarise:
             preprocess_folder(pair_dir, test=("test", "gen"), joined_dictionary=True,
@@ -185,26 +185,28 @@ def write_task(out: Path, task: str, sources: list[str], sizes: dict[str, int], 
         recipe.write(pair_dir)
         recipes[pair_name(task, source)] = recipe.to_json()
     if output_trees:
-        recipes[f"{task}-output-trees"] = write_output_trees(out, task, splits, stats, seed,
-                                                             workers, binarise, progress)
+        recipes[f"{task}-output-trees"] = write_output_trees(out, task, splits, gold, stats,
+                                                             seed, workers, binarise, progress)
     if language_model:
         progress(f"{out / task}-lm: one sequence an example")
         details = {"task": task, "trees": "gold", "gold_trees": "trees",
                    **generated(splits, stats, seed)}
-        recipes[f"{task}-lm"] = write_language_model_task(out, task, splits, details, workers,
-                                                          binarise)
+        recipes[f"{task}-lm"] = write_language_model_task(out, task, splits, gold, details,
+                                                          workers, binarise)
     return recipes
 
 
-def write_output_trees(out: Path, task: str, splits: dict, stats: dict, seed: int,
-                       workers: int = 1, binarise: bool = True, progress=print) -> dict:
-    """``$DATA/TASK-output-trees`` (see the module docstring); its recipe.json."""
+def write_output_trees(out: Path, task: str, splits: dict, gold: dict[str, list[str]],
+                       stats: dict, seed: int, workers: int = 1, binarise: bool = True,
+                       progress=print) -> dict:
+    """``$DATA/TASK-output-trees`` (see the module docstring; ``gold``: ``gold_lines``); its
+    recipe.json."""
     if task != "tense":
         raise FairseqTreeError(f"--output-trees: the grammar writes target trees for tense "
                                f"only, not {task}")
     pair_dir = out / f"{task}-output-trees"
     progress(f"{pair_dir}: gold source and target trees")
-    write_pairs(pair_dir, splits, gold_lines(splits))
+    write_pairs(pair_dir, splits, gold)
     for split in SPLITS:
         write_lines(pair_dir / "trees" / f"{split}.tgt",
                     (format_bracketed(hg.tense_target_tree(tree)) for tree in splits[split]))
@@ -221,9 +223,10 @@ def write_output_trees(out: Path, task: str, splits: dict, stats: dict, seed: in
     return recipe.to_json()
 
 
-def write_language_model_task(out: Path, task: str, splits: dict, details: dict,
-                              workers: int = 1, binarise: bool = True) -> dict:
-    """``$DATA/TASK-lm`` (see the module docstring); its recipe.json."""
+def write_language_model_task(out: Path, task: str, splits: dict, gold: dict[str, list[str]],
+                              details: dict, workers: int = 1, binarise: bool = True) -> dict:
+    """``$DATA/TASK-lm`` (see the module docstring; ``gold``: ``gold_lines``); its
+    recipe.json."""
     from fairseq import options
     from fairseq_cli import preprocess
 
@@ -231,7 +234,7 @@ def write_language_model_task(out: Path, task: str, splits: dict, details: dict,
     for split in SPLITS:
         write_lines(pair_dir / "lm" / f"{split}.txt",
                     (" ".join([*hg.leaves(tree), *hg.target(tree)]) for tree in splits[split]))
-    for split, lines in gold_lines(splits).items():
+    for split, lines in gold.items():
         write_lines(pair_dir / "trees" / f"{split}.src", lines)
     if binarise:
         lm = pair_dir / "lm"
