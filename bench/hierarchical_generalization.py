@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from bench.lib.report import end_report, machine, markdown_table
+from fairseq_tree.data import recipe as data_recipe
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees import TreeSyntaxError, format_bracketed, parse_bracketed
 from bench.tasks import hierarchical_grammar as hg
@@ -317,7 +318,7 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
 
 def read_recipe(recipe_dir: Path) -> dict:
     """The recipe.json of a prepare-hierarchical-generalization.sh folder."""
-    recipe = json.loads((recipe_dir / "recipe.json").read_text(encoding="utf-8"))
+    recipe = data_recipe.read_recipe(recipe_dir)
     if recipe.get("task") not in hg.TASKS:
         raise FairseqTreeError(f"{recipe_dir / 'recipe.json'}: not a recipe of "
                                "prepare-hierarchical-generalization.sh (no task)")

@@ -537,6 +537,17 @@ def test_curves_say_when_each_seed_first_passes_50_and_90_percent():
                          "| a:tree2seq | 2 | 1.0 | 2.0 | 2.0 (3,000) | - | - |"]
 
 
+def test_curves_without_the_recipe_folder_stop_with_one_line_naming_its_file(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        curves.main(["hierarchical-tense:tree2seq", "--seeds", "1", "--every", "2",
+                     "--max-update", "2", "--data", str(tmp_path / "data"),
+                     "--checkpoints", str(tmp_path / "ckpt"),
+                     "--json", str(tmp_path / "curves.json")])
+    assert str(stop.value) == (f"error: {tmp_path / 'data' / 'tense' / 'recipe.json'}: missing "
+                               "(written by the data's data-prep recipe)")
+    assert not (tmp_path / "curves.json").exists()
+
+
 @pytest.mark.slow
 def test_curves_score_each_segment_once_and_train_again_where_checkpoints_are_gone(
         written, tmp_path):
