@@ -129,7 +129,7 @@ def summary(runs: list[dict], systems: list[str]) -> list[dict]:
                      **{f"{split} {name}": cell(split, name) for split, name in SUMMARIZED},
                      "gen by subject modifier": {
                          modifier: {name: cell("gen", name, modifier)
-                                    for name in ("scored_word", "linear_word")}
+                                    for name in ("scored_word", "linear_word", "full_sentence")}
                          for modifier in modifiers}})
     return rows
 
@@ -237,15 +237,16 @@ def summary_table(report: dict) -> list[str]:
 
 def modifier_table(report: dict) -> list[str]:
     """The generalization set by what modifies the main subject (PP, relative clause): a row a
-    system and modifier, mean ± sd of the scored word right and of it following the linear
-    rule."""
+    system and modifier, mean ± sd of the scored word right, of it following the linear rule,
+    and of the whole sentence right (the other verbs too: a relative clause's)."""
     word = scorer.SCORED_WORD[report["task"]]
     body = [[row["system"], modifier, mean_sd_cell(cells["scored_word"]),
-             mean_sd_cell(cells["linear_word"])]
+             mean_sd_cell(cells["linear_word"]),
+             mean_sd_cell(cells["full_sentence"])]
             for row in report["summary"]
             for modifier, cells in row["gen by subject modifier"].items()]
     return markdown_table(["system", "subject modifier", f"{word} %",
-                           f"{word} by the linear rule %"], body)
+                           f"{word} by the linear rule %", "sentence %"], body)
 
 
 def paper_table(report: dict) -> list[str]:

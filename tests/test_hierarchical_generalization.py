@@ -428,7 +428,12 @@ def test_seed_summary_tests_every_system_against_the_first_with_holm():
     assert "main verb minus a:transformer (p)" in table[0] and "Holm p (4 tests)" in table[0]
     assert table[3].startswith("| a:tree2seq | 1, 2, 3 | 99.00 ± 0.00 | 13.00 ± 2.29 | "
                                "26.00 ± 4.58 | 74.00 ± 4.58 | +24.00 (")
-    assert len(seeds.modifier_table(report)) == 2 + 3
+    by_modifier = seeds.modifier_table(report)
+    assert by_modifier[0] == ("| system | subject modifier | main verb % | main verb by the linear "
+                              "rule % | sentence % |")
+    assert by_modifier[2:] == ["| a:transformer | PP | 2.00 ± 1.00 | 98.00 ± 1.00 | 1.00 ± 0.50 |",
+                               "| a:tree2seq | PP | 26.00 ± 4.58 | 74.00 ± 4.58 | 13.00 ± 2.29 |",
+                               "| b:tree2seq | PP | 3.50 ± 0.71 | 96.50 ± 0.71 | 1.00 ± 0.00 |"]
     assert any("97.3" in line for line in seeds.paper_table(report))
 
 
