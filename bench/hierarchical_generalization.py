@@ -320,7 +320,7 @@ def read_recipe(recipe_dir: Path) -> dict:
     """The recipe.json of a prepare-hierarchical-generalization.sh folder."""
     recipe = data_recipe.read_recipe(recipe_dir)
     if recipe.get("task") not in hg.TASKS:
-        raise FairseqTreeError(f"{recipe_dir / 'recipe.json'}: not a recipe of "
+        raise FairseqTreeError(f"{data_recipe.recipe_path(recipe_dir)}: not a recipe of "
                                "prepare-hierarchical-generalization.sh (no task)")
     return recipe
 

@@ -69,13 +69,13 @@ def run_curve(config: str, model: str, seed: int, args, report_path: Path):
     checkpoints = (Path(args.checkpoints) / f"seed-{seed}").resolve()
     env = {**os.environ, "DATA": str(Path(args.data).resolve()),
            "CONFIG_DIR": str(Path(args.config_dir).resolve()), "CHECKPOINTS": str(checkpoints)}
-    save_dir = checkpoints / config / model
-    save_dir.mkdir(parents=True, exist_ok=True)
     recipe_dir = Path(args.data) / load_config(Path(args.config_dir) / f"{config}.yaml")["pair"]
     try:
         recipe = scorer.read_recipe(recipe_dir)
     except FairseqTreeError as error:
         sys.exit(f"error: {error}")
+    save_dir = checkpoints / config / model
+    save_dir.mkdir(parents=True, exist_ok=True)
     with locked(report_path):
         scored = {p["updates"] for p in find_run(read_report(report_path), system, seed)["points"]}
     for updates in range(args.every, args.max_update + 1, args.every):

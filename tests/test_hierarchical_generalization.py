@@ -542,7 +542,7 @@ def test_curves_say_when_each_seed_first_passes_50_and_90_percent():
                          "| a:tree2seq | 2 | 1.0 | 2.0 | 2.0 (3,000) | - | - |"]
 
 
-def test_curves_without_the_recipe_folder_stop_with_one_line_naming_its_file(tmp_path, capsys):
+def test_curves_without_the_recipe_folder_stop_with_one_line_naming_its_file(tmp_path):
     with pytest.raises(SystemExit) as stop:
         curves.main(["hierarchical-tense:tree2seq", "--seeds", "1", "--every", "2",
                      "--max-update", "2", "--data", str(tmp_path / "data"),
@@ -550,7 +550,7 @@ def test_curves_without_the_recipe_folder_stop_with_one_line_naming_its_file(tmp
                      "--json", str(tmp_path / "curves.json")])
     assert str(stop.value) == (f"error: {tmp_path / 'data' / 'tense' / 'recipe.json'}: missing "
                                "(written by the data's data-prep recipe)")
-    assert not (tmp_path / "curves.json").exists()
+    assert not (tmp_path / "curves.json").exists() and not (tmp_path / "ckpt").exists()
 
 
 @pytest.mark.slow
