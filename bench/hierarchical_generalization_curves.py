@@ -7,6 +7,7 @@ and its point added to one JSON at once, so a stopped call loses at most a segme
 and a later call resumes from the run's last checkpoint (or, where it is gone, trains again
 without scoring the points the JSON holds). Per seed: the update at which the scored word first
 passes 50% and 90%, its value at 3,000 updates (the seeds benchmark's budget) and at the end;
+per system, how many seeds above 50% at 3,000 stay there and how many below turn (``turn_table``);
 the figure (``--figure``, a PNG from the JSON: a panel a system, seeds thin, their mean bold).
 
     python -m bench.hierarchical_generalization_curves hierarchical-tense:tree2seq \\
@@ -180,6 +181,35 @@ def curve_table(report: dict, every: int = 3000) -> list[str]:
     return markdown_table(["system (config:model)", "seed", *(f"{u:,}" for u in shown),
                            "last (updates)", *(f"first above {t:.0f}%" for t in THRESHOLDS)],
                           body)
+
+
+def turn_table(report: dict, threshold: float = THRESHOLDS[0]) -> list[str]:
+    """A row a system: of its seeds that reached ``SEEDS_BUDGET`` updates, how many are above
+    ``threshold`` there and stay above it at every later point, how many are at most
+    ``threshold`` there and above it at their last point (turned), and how many are above it at
+    their last point; the seeds that pass the highest threshold at some point."""
+    body = []
+    for system in report["summary"]["systems"]:
+        runs = [r for r in report["runs"] if r["system"] == system
+                and any(p["updates"] == SEEDS_BUDGET for p in r["points"])]
+        if not runs:
+            continue
+        later = [[scored_word(p) for p in r["points"] if p["updates"] >= SEEDS_BUDGET]
+                 for r in runs]
+        above = [values for values in later if values[0] > threshold]
+        below = [values for values in later if values[0] <= threshold]
+        highest = THRESHOLDS[-1]
+        body.append([system, str(len(runs)),
+                     f"{len(above)} ({sum(min(v) > threshold for v in above)})",
+                     f"{len(below)} ({sum(v[-1] > threshold for v in below)})",
+                     str(sum(v[-1] > threshold for v in later)),
+                     str(sum(max(scored_word(p) for p in r["points"]) > highest
+                             for r in runs))])
+    return markdown_table(
+        ["system (config:model)", "seeds",
+         f"above {threshold:.0f}% at {SEEDS_BUDGET:,} (of them, at every later point)",
+         f"at most {threshold:.0f}% at {SEEDS_BUDGET:,} (of them, above at the last point)",
+         f"above {threshold:.0f}% at the last point", f"ever above {THRESHOLDS[-1]:.0f}%"], body)
 
 
 def plot(report: dict, path: Path):

@@ -542,6 +542,21 @@ def test_curves_say_when_each_seed_first_passes_50_and_90_percent():
                          "| a:tree2seq | 2 | 1.0 | 2.0 | 2.0 (3,000) | - | - |"]
 
 
+def test_curves_count_the_seeds_that_turn_and_those_that_stay():
+    values = {"turns": {3000: 40.0, 4000: 95.0}, "drops": {3000: 60.0, 4000: 45.0, 5000: 70.0},
+              "stays": {1000: 1.0, 3000: 80.0, 4000: 51.0}, "linear": {3000: 2.0, 4000: 3.0}}
+    runs = [curve_run("a:tree2seq", seed, values[name]) for seed, name in enumerate(values, 1)]
+    runs.append(curve_run("a:tree2seq", 9, {1000: 99.0}))  # not yet at 3,000: not counted
+    runs.append(curve_run("b:transformer", 1, {3000: 0.5, 4000: 0.2}))
+    report = {"task": "tense", "every": 1000, "systems": ["a:tree2seq", "b:transformer"],
+              "runs": runs}
+    report["summary"] = curves.summary(report)
+    table = curves.turn_table(report)
+    assert table[0].startswith("| system (config:model) | seeds | above 50% at 3,000 (of them")
+    assert table[2:] == ["| a:tree2seq | 4 | 2 (1) | 2 (1) | 3 | 1 |",
+                         "| b:transformer | 1 | 0 (0) | 1 (0) | 0 | 0 |"]
+
+
 def test_curves_without_the_recipe_folder_stop_with_one_line_naming_its_file(tmp_path):
     with pytest.raises(SystemExit) as stop:
         curves.main(["hierarchical-tense:tree2seq", "--seeds", "1", "--every", "2",
