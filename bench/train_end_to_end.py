@@ -68,8 +68,8 @@ from configs.runner.config import load_experiment
 from configs.runner.experiment import train_command
 from configs.runner.fairseq_logs import progress_records
 from configs.runner.processes import run_command
-from fairseq_tree.cli.console import CliError
 from fairseq_tree.data.tree_files import LABELS, tree_file
+from fairseq_tree.errors import CliError
 
 from fairseq.data import Dictionary, data_utils, indexed_dataset
 

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from corpora import text_lines
 
-from fairseq_tree.cli.console import CliError
+from fairseq_tree.errors import CliError
 from fairseq_tree.trees import TreeSyntaxError, agreement, parse_bracketed
 
 SENTIMENT_5 = ["very negative", "negative", "neutral", "positive", "very positive"]

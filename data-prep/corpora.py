@@ -27,8 +27,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairseq_tree.cli.console import CliError, decode_line, numbered_lines
 from fairseq_tree.data.progress import Progress
+from fairseq_tree.errors import CliError
+from fairseq_tree.line_files import decode_line, numbered_lines
 
 logger = logging.getLogger("data-prep")
 

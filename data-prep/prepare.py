@@ -45,12 +45,12 @@ from recipe_steps import (
     spacy_record,
 )
 
-from fairseq_tree.cli.console import open_output
 from fairseq_tree.data.bpe import build_segmenter
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
 from fairseq_tree.data.recipe import Recipe as RecipeRecord
 from fairseq_tree.data.recipe import TextSteps
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.line_files import open_output
 from fairseq_tree.trees.bracketed import lowercase_leaves
 
 logger = corpora.logger

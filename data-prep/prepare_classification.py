@@ -101,7 +101,6 @@ from recipe_steps import (
     spacy_record,
 )
 
-from fairseq_tree.cli.console import batched, open_output
 from fairseq_tree.data.classification_layout import ClassificationOptions, binarize_classification
 from fairseq_tree.data.dependency_heads import lowercase_forms, subword_conllu
 from fairseq_tree.data.label_dictionary import write_classes
@@ -109,6 +108,7 @@ from fairseq_tree.data.recipe import Recipe as RecipeRecord
 from fairseq_tree.data.recipe import TextSteps, classification_text
 from fairseq_tree.data.score_targets import sparse_distribution
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.line_files import batched, open_output
 from fairseq_tree.parsing.base import is_flat_fallback, with_tokens
 from fairseq_tree.trees import agreement, parse_bracketed
 from fairseq_tree.trees.bracketed import lowercase_leaves

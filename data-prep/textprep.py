@@ -15,10 +15,11 @@ from pathlib import Path
 from classification_corpora import Example
 from corpora import Pair
 
-from fairseq_tree.cli.console import CliError, batched, open_output
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.parsing.base import tree_problem
+from fairseq_tree.errors import CliError
+from fairseq_tree.line_files import batched, open_output
 from fairseq_tree.parsing import moses as package_moses
+from fairseq_tree.parsing.base import tree_problem
 from fairseq_tree.parsing.raw_text import document_sentences
 
 CHUNK = 2000  # pairs per task sent to a tokenizer process

@@ -27,10 +27,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from fairseq_tree.cli.console import CliError, open_output
 from fairseq_tree.data.bpe import apply_codes, learn_codes
 from fairseq_tree.data.recipe import Recipe, TextSteps
-from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.errors import CliError, FairseqTreeError
+from fairseq_tree.line_files import open_output
 from fairseq_tree.trees import Tree, TreeSyntaxError, format_bracketed, parse_bracketed
 from fairseq_tree.trees.evaluation import PTB_WORD_TAGS
 

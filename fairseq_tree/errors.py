@@ -13,6 +13,11 @@ class FairseqTreeError(ValueError):
     line starts with FILE:LINE)."""
 
 
+class CliError(FairseqTreeError):
+    """A command-line tool's error (the console scripts, data-prep, the configs runner, bench):
+    it ends the run with a one-line message; for a bad input line it starts with FILE:LINE."""
+
+
 def is_fairseq_command(argv0: str) -> bool:
     """Whether the running program is a fairseq console script (``fairseq-train``, ...) or
     ``python -m fairseq_cli.X``: the programs that import the plugin by ``--user-dir`` and

@@ -1,11 +1,13 @@
 """Text files read and written line by line, as every tool of the package reads them: standard
 streams for ``-``, each line located as FILE:LINE and checked to be UTF-8 on its own (so a bad
-line is reported without losing line alignment), outputs that appear only when complete."""
+line is reported without losing line alignment), outputs that appear only when complete, and
+lines taken in batches."""
 
 import contextlib
+import itertools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from fairseq_tree.errors import FairseqTreeError
@@ -59,3 +61,10 @@ def decode_line(raw: bytes, where: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise LineError(f"{where}: not valid UTF-8 ({err.reason} at byte {err.start})") from None
+
+
+def batched(items: Iterable, size: int) -> Iterator[list]:
+    """Lists of ``size`` items, read lazily (the last may be shorter)."""
+    iterator = iter(items)
+    while batch := list(itertools.islice(iterator, size)):
+        yield batch

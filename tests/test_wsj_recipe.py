@@ -14,7 +14,7 @@ from fairseq_tree.trees import parse_tree
 
 import standins
 import wsj
-from fairseq_tree.cli.console import CliError
+from fairseq_tree.errors import CliError
 
 pytestmark = pytest.mark.slow  # every test here runs a recipe or trains
 

@@ -24,7 +24,7 @@ from bench.lib.report import end_report, machine, markdown_table
 ROOT = Path(__file__).resolve().parents[2]
 from configs.runner.fairseq_logs import parameter_counts, progress_records, run_seconds, runs
 from configs.runner.processes import run_command
-from fairseq_tree.cli.console import CliError
+from fairseq_tree.errors import CliError
 
 RUNNER = ROOT / "configs" / "runner"
 # fairseq-train's progress as JSON records, which the training record is read from (last: the

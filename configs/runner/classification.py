@@ -15,7 +15,8 @@ from pathlib import Path
 from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args
 from configs.runner.fairseq_logs import progress_records
 from configs.runner.processes import run_command
-from fairseq_tree.cli.console import CliError, open_output
+from fairseq_tree.errors import CliError
+from fairseq_tree.line_files import open_output
 
 # fairseq-validate's summary of each split as a JSON record: {"test_loss": "1.23",
 # "test_accuracy": "45.6", ...} under the name "test"

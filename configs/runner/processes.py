@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fairseq_tree.cli.console import CliError
+from fairseq_tree.errors import CliError
 
 TAIL = 3000  # characters of a failed command's output put in the error, when none was shown
 

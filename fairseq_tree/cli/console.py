@@ -2,27 +2,22 @@
 ``fairseq_tree.line_files``), and one-line errors instead of tracebacks."""
 
 import argparse
-import itertools
 import logging
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 
-from fairseq_tree.errors import FairseqTreeError
-from fairseq_tree.line_files import STDIO, decode_line, numbered_lines, open_input, open_output
+from fairseq_tree.errors import CliError, FairseqTreeError
+from fairseq_tree.line_files import (
+    STDIO,
+    batched,
+    decode_line,
+    numbered_lines,
+    open_input,
+    open_output,
+)
 
 __all__ = ["STDIO", "CliError", "batched", "decode_line", "numbered_lines", "open_input",
            "open_output", "run_console"]
-
-
-class CliError(FairseqTreeError):
-    """Ends the run with a one-line message; for a bad input line it starts with FILE:LINE."""
-
-
-def batched(items: Iterable, size: int) -> Iterator[list]:
-    """Lists of ``size`` items, read lazily (the last may be shorter)."""
-    iterator = iter(items)
-    while batch := list(itertools.islice(iterator, size)):
-        yield batch
 
 
 def run_console(prog: str, parser: argparse.ArgumentParser, action: Callable, argv=None,
