@@ -1,4 +1,5 @@
-"""configs/, scripts/train.sh and scripts/evaluate.sh (configs/runner, fairseq_tree.cli.average).
+"""configs/, scripts/train.sh and scripts/evaluate.sh (configs/runner,
+fairseq_tree.checkpoint_averaging).
 
 The dry runs check the commands the paper's experiments run; one real run trains tiny tree2seq and
 Transformer models on the Bible sample laid out like a recipe's output, evaluates them, and checks
@@ -19,9 +20,9 @@ import torch
 from conftest import BIBLE, BIN, ROOT, run_cli, write_lines
 from fairseq.models import ARCH_MODEL_REGISTRY
 
+from fairseq_tree.checkpoint_averaging import average_states, last_checkpoints
 from fairseq_tree.cli import bpe
-from fairseq_tree.cli.average import average_states, last_checkpoints
-from fairseq_tree.cli.console import CliError
+from fairseq_tree.errors import CliError, FairseqTreeError
 
 from configs.runner import experiment
 from configs.runner.config import known_pairs, load_experiment
@@ -408,11 +409,11 @@ def test_average_states_is_the_element_wise_mean():
     assert mean["w"].tolist() == [3.0, 5.0] and mean["w"].dtype == torch.float32
     assert mean["h"].item() == pytest.approx(7 / 3, abs=1e-3) and mean["h"].dtype == torch.float16
     assert mean["step"].tolist() == [7]
-    with pytest.raises(CliError, match="non-float tensor step differs"):
+    with pytest.raises(FairseqTreeError, match="non-float tensor step differs"):
         average_states([states[0], {**states[1], "step": torch.tensor([8])}])
-    with pytest.raises(CliError, match="different parameters"):
+    with pytest.raises(FairseqTreeError, match="different parameters"):
         average_states([states[0], {"w": states[1]["w"]}])
-    with pytest.raises(CliError, match="shape"):
+    with pytest.raises(FairseqTreeError, match="shape"):
         average_states([states[0], {**states[1], "w": torch.zeros(3)}])
 
 
@@ -425,10 +426,11 @@ def test_last_checkpoints_orders_by_number(tmp_path):
         ["checkpoint_1_8.pt", "checkpoint_2_10.pt"]
     assert names(last_checkpoints(str(tmp_path), 2, "epochs")) == \
         ["checkpoint3.pt", "checkpoint10.pt"]
-    with pytest.raises(CliError, match="last 4 checkpoints checkpoint_EPOCH_UPDATES.pt, found 3"):
+    with pytest.raises(FairseqTreeError,
+                       match="last 4 checkpoints checkpoint_EPOCH_UPDATES.pt, found 3"):
         last_checkpoints(str(tmp_path), 4, "updates")
     assert names(last_checkpoints(str(tmp_path), 1, "last")) == ["checkpoint_last.pt"]
-    with pytest.raises(CliError, match="last 2 checkpoints checkpoint_last.pt, found 1"):
+    with pytest.raises(FairseqTreeError, match="last 2 checkpoints checkpoint_last.pt, found 1"):
         last_checkpoints(str(tmp_path), 2, "last")
 
 

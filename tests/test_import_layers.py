@@ -1,7 +1,8 @@
 """The package's layers: each part of fairseq_tree imports only the parts below it, so data flows
 one way, and no module imports itself through others (no import circle).
 
-    errors -> line_files | checkpoints -> trees -> data -> modules -> models
+    errors -> line_files | checkpoints | checkpoint_averaging -> trees -> data -> modules
+        -> models
         -> tasks | criterions | parsing -> process_group -> inference
         -> hub | classification_hub -> the package's registration (__init__) -> cli
 
@@ -18,7 +19,8 @@ from conftest import ROOT
 PACKAGE = ROOT / "fairseq_tree"
 LAYERS = [
     {"errors"},
-    {"line_files", "checkpoints"},
+    # checkpoint_averaging: fairseq's checkpoint files and torch, nothing of the package's
+    {"line_files", "checkpoints", "checkpoint_averaging"},
     {"trees"},
     {"data"},
     {"modules"},

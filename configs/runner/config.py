@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 
 import fairseq_tree
-from fairseq_tree.cli.average import PATTERNS
-from fairseq_tree.cli.console import CliError
+from fairseq_tree.checkpoint_averaging import PATTERNS
+from fairseq_tree.errors import CliError
 
 PLUGIN_DIR = Path(fairseq_tree.__file__).parent  # every fairseq command's --user-dir
 BIN_DIR = Path(sys.executable).parent  # fairseq's console scripts, in this environment

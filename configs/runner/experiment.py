@@ -42,10 +42,10 @@ from sacremoses import MosesDetokenizer
 from configs.runner import classification
 from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args, load_experiment
 from configs.runner.processes import run_command
-from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
-from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
+from fairseq_tree.checkpoint_averaging import average_checkpoints, last_checkpoints, save_state
 from fairseq_tree.data.recipe import Recipe, has_recipe
-from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.errors import CliError, FairseqTreeError
+from fairseq_tree.line_files import decode_line, numbered_lines, open_output
 
 HYPOTHESIS = re.compile(r"H-(\d+)\t")
 GENERATE_OUTPUT = re.compile(r"[STHDPAEIW]-\d+\t")  # fairseq-generate's per-sentence lines
