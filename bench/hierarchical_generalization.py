@@ -239,7 +239,7 @@ def decoder_attention(checkpoint: Path, recipe_dir: Path, recipe: dict, split: s
     the model predicts there (the hierarchical rule's word, the linear rule's, another)."""
     import torch
 
-    from fairseq_tree.cli.analyze import AttentionRecorder, load
+    from fairseq_tree.analysis.attention import AttentionRecorder, load
 
     model, task = load(str(recipe_dir / "data-bin"), str(checkpoint), trees_only=False)
     reads_trees = getattr(task.cfg, "tree_input", "tree") == "tree"

@@ -7,7 +7,7 @@ import pytest
 import torch
 from conftest import run_cli
 
-from fairseq_tree.cli.analyze import analyze, load
+from fairseq_tree.analysis.attention import analyze, load
 from fairseq_tree.modules.tree_attention import TreeCrossAttention, TreeSelfAttention
 
 

@@ -3,7 +3,7 @@ one way, and no module imports itself through others (no import circle).
 
     errors -> line_files | checkpoints | checkpoint_averaging -> trees -> data -> modules
         -> models
-        -> tasks | criterions | parsing -> process_group -> inference
+        -> tasks | criterions | parsing -> process_group -> inference | analysis
         -> hub | classification_hub -> the package's registration (__init__) -> cli
 
 Every import counts, at the top of a file or inside a function. A model's ``from_pretrained``
@@ -27,7 +27,8 @@ LAYERS = [
     {"models"},
     {"tasks", "criterions", "parsing"},
     {"process_group"},
-    {"inference"},
+    # analysis: reads a trained model's attention through the modules, as inference runs one
+    {"inference", "analysis"},
     {"hub", "classification_hub"},
     {"__init__"},
     {"cli"},
