@@ -3,7 +3,7 @@ one way, and no module imports itself through others (no import circle).
 
     errors -> line_files | checkpoints | checkpoint_averaging -> trees -> data -> modules
         -> models
-        -> tasks | criterions | parsing -> process_group -> inference | analysis
+        -> tasks | criterions | parsing -> process_group | training -> inference | analysis
         -> hub | classification_hub -> the package's registration (__init__) -> cli
 
 Every import counts, at the top of a file or inside a function. A model's ``from_pretrained``
@@ -26,7 +26,8 @@ LAYERS = [
     {"modules"},
     {"models"},
     {"tasks", "criterions", "parsing"},
-    {"process_group"},
+    # training: fairseq-train's run with its patience count; it reads checkpoints only
+    {"process_group", "training"},
     # analysis: reads a trained model's attention through the modules, as inference runs one
     {"inference", "analysis"},
     {"hub", "classification_hub"},

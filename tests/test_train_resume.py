@@ -11,7 +11,7 @@ import torch
 
 from conftest import run_cli
 from fairseq_tree.checkpoints import load_checkpoint
-from fairseq_tree.cli.train import count_at
+from fairseq_tree.training import count_at
 from test_tree2seq_training import train_data_parallel
 from test_tree_classification import TRAIN, binarize, write_corpus
 

@@ -22,7 +22,7 @@ import time
 import torch
 from fairseq.trainer import Trainer
 
-from fairseq_tree.cli import train as tree_train
+from fairseq_tree.training import train_from_command_line
 
 from bench.lib.timing import cuda_peak_kept
 
@@ -48,7 +48,7 @@ def main():
     cuda = torch.cuda.is_available()
     with cuda_peak_kept() if cuda else contextlib.nullcontext() as peak:
         try:
-            tree_train.cli_main()
+            train_from_command_line()
         finally:
             Trainer.train_step = train_step
             print(ENDS + " ".join(f"{u}:{t:.6f}" for u, t in sorted(ends.items())), flush=True)

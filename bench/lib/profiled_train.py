@@ -7,8 +7,8 @@ of self CPU milliseconds per operator, and per Python source file with ``--with-
 
 bench/train_end_to_end.py ``--torch-profile DIR`` runs it for both models and sets the operators
 of one beside the other's. The profiler is started and stopped around fairseq's own
-``Trainer.train_step`` (the run is fairseq-tree-train's ``cli_main``, unchanged), so the window
-is counted in updates as fairseq counts them.
+``Trainer.train_step`` (the run is fairseq-tree-train's, ``train_from_command_line``, unchanged),
+so the window is counted in updates as fairseq counts them.
 """
 
 import argparse
@@ -20,7 +20,7 @@ from pathlib import Path
 from fairseq.trainer import Trainer
 from torch.profiler import ProfilerActivity, profile
 
-from fairseq_tree.cli import train as tree_train
+from fairseq_tree.training import train_from_command_line
 
 BACKWARD = "autograd::engine::evaluate_function: "
 
@@ -134,7 +134,7 @@ def main():
         parser.error("need 1 <= --from-update <= --to-update")
     profile_updates(args.from_update, args.to_update, args.with_stack, args.json)
     sys.argv = ["fairseq-tree-train", *train_args]
-    tree_train.cli_main()
+    train_from_command_line()
     if not args.json.exists():
         raise SystemExit(f"profiled_train.py: error: the run ended before update "
                          f"{args.to_update}: nothing written to {args.json}")
