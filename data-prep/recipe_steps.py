@@ -13,8 +13,10 @@ import corpora
 import textprep
 from corpora import Archive, CliError
 
-from fairseq_tree.cli import parse as tree_parse
 from fairseq_tree.data.bpe import apply_codes, learn_codes
+from fairseq_tree.parsing import ParserUnavailable
+from fairseq_tree.parsing import files as parsing_files
+from fairseq_tree.parsing.options import backend_options, parsed_backend_args
 
 logger = corpora.logger
 
@@ -99,23 +101,30 @@ def spacy_record(args) -> dict:
 
 
 def parse_file(source: Path, trees: Path, args, lang: str, conllu: Path | None = None):
-    """fairseq-tree-parse ``source`` (one tokenized sentence per line) into ``trees`` with the
+    """Parse ``source`` (one tokenized sentence per line) into ``trees`` with the
     recipe's parser settings; resumes a partial output, skips a complete one. ``conllu``
     (--parser spacy): also the dependency parses, one CoNLL-U sentence per line of ``source``."""
     lines = textprep.count_lines(source)
     if trees.exists() and textprep.count_lines(trees) == lines and (
             conllu is None
-            or conllu.exists() and tree_parse.conllu_sentences(str(conllu)) == lines):
+            or conllu.exists() and parsing_files.conllu_sentences(str(conllu)) == lines):
         logger.info(f"{trees}: parsed already, skipping")
         return
     trees.parent.mkdir(parents=True, exist_ok=True)
     workers = args.parse_workers or (1 if args.parser == "stanza" else args.workers)
     spacy_model = getattr(args, "spacy_model", None)
-    tree_parse.cli_main(["--parser", args.parser, "--lang", lang, "--input", str(source),
-                         "--output", str(trees), "--workers", str(workers),
-                         *(["--spacy-model", spacy_model] if spacy_model else []),
-                         *(["--conllu", str(conllu)] if conllu else []), *args.parser_arg])
-    configure_logging()  # the parser's entry point configured its own
+    try:
+        parsed = parsed_backend_args(["--parser", args.parser, *(
+            ["--spacy-model", spacy_model] if spacy_model else []), *args.parser_arg])
+    except ValueError as err:
+        raise CliError(str(err)) from None
+    try:
+        summary = parsing_files.parse_file(str(source), str(trees), parsed.parser, lang,
+                                           backend_options(parsed), workers=workers,
+                                           conllu=str(conllu) if conllu else None)
+    except ParserUnavailable as err:
+        raise CliError(str(err)) from None
+    logger.info(f"{trees}: {summary.report()}")
 
 
 def learn_bpe(codes: Path, merges: int, trees: list[Path] = (), text: list[Path] = ()):

@@ -24,9 +24,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 from configs.runner.fairseq_logs import parameter_counts
 from configs.runner.processes import run_command
-from fairseq_tree.cli import parse as parse_cli
-from fairseq_tree.cli.console import CliError
 from fairseq_tree.data.bpe import apply_codes, learn_codes
+from fairseq_tree.errors import CliError
+from fairseq_tree.parsing.files import parse_file
+from fairseq_tree.parsing.options import backend_options, parsed_backend_args
 from fairseq_tree.trees.evaluation import score_files
 
 BIN = Path(sys.executable).parent
@@ -97,13 +98,15 @@ def train(data_bin: Path, arch: str, save_dir: Path, seed: int, max_update: int,
 
 def induce_and_score(checkpoint: Path, codes: Path | None, text: Path, gold: Path,
                      out: Path) -> dict:
-    """fairseq-tree-parse --parser induced on ``text``, then fairseq-tree-score-parses against
-    ``gold`` (both in this process; the scores also as JSON beside the trees)."""
+    """``text`` parsed as fairseq-tree-parse --parser induced parses it, then scored as
+    fairseq-tree-score-parses scores it against ``gold`` (both in this process; the scores also
+    as JSON beside the trees)."""
     trees = out.with_suffix(".trees")
     trees.unlink(missing_ok=True)  # the parser resumes an existing output
-    parse_cli.cli_main(["--parser", "induced", "--lang", "xx", "--induced-checkpoint",
-                        str(checkpoint), *(["--induced-bpe-codes", str(codes)] if codes else []),
-                        "--input", str(text), "--output", str(trees)])
+    options = backend_options(parsed_backend_args(
+        ["--induced-checkpoint", str(checkpoint),
+         *(["--induced-bpe-codes", str(codes)] if codes else [])]))
+    parse_file(str(text), str(trees), "induced", "xx", options)
     scores = score_files(str(gold), str(trees))
     out.with_suffix(".json").write_text(json.dumps(scores, indent=2) + "\n", encoding="utf-8")
     return scores

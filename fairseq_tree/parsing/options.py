@@ -74,16 +74,23 @@ def given_backend_options(args) -> dict:
             if value is not None and value != defaults[key]}
 
 
-def recorded_options(parser_args: Sequence[str]) -> dict:
-    """``build_parser`` keywords of the fairseq-tree-parse arguments a recipe recorded (e.g.
-    ``["--max-null-count", "2"]``): those they set, not the defaults. ``ValueError`` for an
-    argument that is no backend option."""
+def parsed_backend_args(parser_args: Sequence[str], default: Optional[str] = None):
+    """The fairseq-tree-parse backend arguments ``parser_args`` read as ``add_backend_args``
+    reads them (``default``: --parser when they name none). ``ValueError`` for an argument that
+    is no backend option."""
     parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
-    add_backend_args(parser, default=None)
+    add_backend_args(parser, default=default)
     try:
         args, unknown = parser.parse_known_args(list(parser_args))
     except argparse.ArgumentError as err:
         raise ValueError(f"parser_args {' '.join(parser_args)}: {err}") from None
     if unknown:
         raise ValueError(f"parser_args: {' '.join(unknown)} is no parser option")
-    return given_backend_options(args)
+    return args
+
+
+def recorded_options(parser_args: Sequence[str]) -> dict:
+    """``build_parser`` keywords of the fairseq-tree-parse arguments a recipe recorded (e.g.
+    ``["--max-null-count", "2"]``): those they set, not the defaults. ``ValueError`` for an
+    argument that is no backend option."""
+    return given_backend_options(parsed_backend_args(parser_args))
