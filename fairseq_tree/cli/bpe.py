@@ -20,7 +20,7 @@ The work is done by ``fairseq_tree.data.bpe`` (``learn_codes``, ``apply_codes``,
 import argparse
 import sys
 
-from fairseq_tree.cli.console import STDIO, CliError, run_console
+from fairseq_tree.cli.console import run_console
 from fairseq_tree.data.bpe import (
     SENTENCEPIECE,
     SUBWORD_NMT,
@@ -28,6 +28,8 @@ from fairseq_tree.data.bpe import (
     learn_codes,
     segment_file,
 )
+from fairseq_tree.errors import CliError
+from fairseq_tree.line_files import STDIO
 
 
 def add_learn_args(learn: argparse.ArgumentParser):

@@ -20,9 +20,11 @@ naming it (FILE:LINE), as does a parser or spaCy pipeline that is missing. A com
 import argparse
 import sys
 
-from fairseq_tree.cli.console import batched, decode_line, numbered_lines, open_output, run_console
+from fairseq_tree.classification_hub import from_pretrained
+from fairseq_tree.cli.console import run_console
 from fairseq_tree.cli.inference_options import add_inference_args, load_hub
 from fairseq_tree.data.progress import Progress
+from fairseq_tree.line_files import batched, decode_line, numbered_lines, open_output
 from fairseq_tree.parsing import ParserUnavailable
 
 def get_parser() -> argparse.ArgumentParser:
@@ -42,8 +44,6 @@ def get_parser() -> argparse.ArgumentParser:
 
 def load(args):
     """The hub of ``--path`` (``classification_hub.from_pretrained``)."""
-    from fairseq_tree.classification_hub import from_pretrained
-
     return load_hub(args, from_pretrained, view=args.view, batch_size=args.batch_size,
                     raw_text_refused="--trees" if args.trees else None)
 

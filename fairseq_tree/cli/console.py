@@ -1,23 +1,12 @@
-"""What the console scripts share: standard streams, FILE:LINE input, atomic output (from
-``fairseq_tree.line_files``), and one-line errors instead of tracebacks."""
+"""What the console scripts share: fairseq's log format on stderr, and one-line errors instead
+of tracebacks."""
 
 import argparse
 import logging
 import sys
 from collections.abc import Callable
 
-from fairseq_tree.errors import CliError, FairseqTreeError
-from fairseq_tree.line_files import (
-    STDIO,
-    batched,
-    decode_line,
-    numbered_lines,
-    open_input,
-    open_output,
-)
-
-__all__ = ["STDIO", "CliError", "batched", "decode_line", "numbered_lines", "open_input",
-           "open_output", "run_console"]
+from fairseq_tree.errors import FairseqTreeError
 
 
 def run_console(prog: str, parser: argparse.ArgumentParser, action: Callable, argv=None,

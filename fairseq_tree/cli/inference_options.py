@@ -7,8 +7,9 @@ import argparse
 import os
 from typing import Callable
 
-from fairseq_tree.cli.console import STDIO, CliError
 from fairseq_tree.cli.parse import add_tokenize_args
+from fairseq_tree.errors import CliError
+from fairseq_tree.line_files import STDIO
 from fairseq_tree.parsing.options import add_backend_args, given_backend_options
 
 RECIPE_DEFAULT = "the recipe's (--recipe: recipe.json, with the parser arguments and spaCy " \

@@ -14,7 +14,9 @@ times (median and maximum reported, as the paper's tables). Python callers use
 import argparse
 import json
 
-from fairseq_tree.cli.console import CliError, open_output, run_console
+from fairseq_tree.cli.console import run_console
+from fairseq_tree.errors import CliError
+from fairseq_tree.line_files import open_output
 from fairseq_tree.trees.evaluation import score_files
 
 PROG = "fairseq-tree-score-parses"

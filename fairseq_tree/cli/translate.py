@@ -12,7 +12,7 @@ of the leaves where the training data was lowercased, BPE on each leaf, then bea
 detokenisation. One output line per input line, in order: an empty line gives an empty line, and
 a sentence longer than the model accepts gives an empty line and a warning naming its line.
 ``--trees`` reads bracketed trees (already tokenised) instead of raw text. A command line over
-the Python API, ``Tree2SeqModel.from_pretrained`` (``fairseq_tree.hub``).
+the Python API, ``fairseq_tree.hub.from_pretrained`` (``Tree2SeqModel.from_pretrained``).
 
 ``--score-targets TGT`` scores given translations instead of translating: for each line pair of
 ``--input`` and TGT, the model's log-probability of the target (natural log, summed over its
@@ -29,17 +29,12 @@ import argparse
 import sys
 from collections.abc import Iterator
 
-from fairseq_tree.cli.console import (
-    CliError,
-    batched,
-    decode_line,
-    numbered_lines,
-    open_output,
-    run_console,
-)
+from fairseq_tree.cli.console import run_console
 from fairseq_tree.cli.inference_options import add_inference_args, load_hub
 from fairseq_tree.data.progress import Progress
-from fairseq_tree.hub import TranslationInputError
+from fairseq_tree.errors import CliError
+from fairseq_tree.hub import TranslationInputError, from_pretrained
+from fairseq_tree.line_files import batched, decode_line, numbered_lines, open_output
 from fairseq_tree.parsing import ParserUnavailable
 
 
@@ -69,10 +64,8 @@ def get_parser() -> argparse.ArgumentParser:
 
 
 def load(args):
-    """The hub of ``--path`` (``Tree2SeqModel.from_pretrained``); without ``--recipe`` the
-    languages and BPE must be given."""
-    from fairseq_tree.models import Tree2SeqModel
-
+    """The hub of ``--path`` (``hub.from_pretrained``); without ``--recipe`` the languages and
+    BPE must be given."""
     if not args.recipe:
         missing = [flag for flag, value in (
             ("--source-lang", args.source_lang), ("--target-lang", args.target_lang),
@@ -80,7 +73,7 @@ def load(args):
             if not value]
         if missing:
             raise CliError(f"missing {', '.join(missing)}")
-    hub = load_hub(args, Tree2SeqModel.from_pretrained, source_lang=args.source_lang,
+    hub = load_hub(args, from_pretrained, source_lang=args.source_lang,
                    target_lang=args.target_lang, detokenize=not args.no_detokenize,
                    batch_size=args.batch_size)
     if args.fp16:
