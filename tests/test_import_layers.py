@@ -2,13 +2,15 @@
 one way, and no module imports itself through others (no import circle).
 
     errors -> line_files | checkpoints | checkpoint_averaging -> trees -> data -> modules
-        -> models
-        -> tasks | criterions | parsing -> process_group | training -> inference | analysis
-        -> hub | classification_hub -> the package's registration (__init__) -> cli
+        -> models -> tasks | criterions | parsing -> process_group | training
+        -> inference | analysis -> hub | classification_hub
+        -> the package's registration (__init__) -> cli
 
 Every import counts, at the top of a file or inside a function. A model's ``from_pretrained``
 reaches the hub above it through what the package's registration sets (``hub_loader``), not by
-importing it.
+importing it. ``cli`` holds the console scripts only: nothing outside it imports it, in the
+package or in bench/, data-prep/, configs/ and scripts/ (tests may import the command lines
+they test).
 """
 
 import ast
@@ -113,6 +115,50 @@ def test_the_check_sees_upward_imports(tmp_path):
         encoding="utf-8")
     assert upward_imports(package) == {("fairseq_tree/models/probe.py", "tasks", False),
                                        ("fairseq_tree/models/probe.py", "hub", True)}
+
+
+CLI_FREE = ["fairseq_tree", "bench", "data-prep", "configs", "scripts"]
+
+
+def cli_imports(root: Path = ROOT) -> set[tuple[str, bool]]:
+    """(file, deferred) for every import of ``fairseq_tree.cli`` in a Python file of
+    ``CLI_FREE`` outside ``fairseq_tree/cli/``."""
+    cli = root / "fairseq_tree" / "cli"
+    found = set()
+    for path in sorted(p for folder in CLI_FREE for p in (root / folder).rglob("*.py")):
+        if cli in path.parents:
+            continue
+        for module, deferred in imported_modules(path, root):
+            if module == "fairseq_tree.cli" or module.startswith("fairseq_tree.cli."):
+                found.add((str(path.relative_to(root)), deferred))
+    return found
+
+
+def test_only_cli_imports_cli():
+    assert cli_imports() == set()
+
+
+def test_the_check_sees_cli_imports(tmp_path):
+    """The cli check on a small checkout: an import of ``fairseq_tree.cli`` is found in the
+    package, bench/, data-prep/, configs/ and scripts/, at the top of a file or inside a
+    function, absolute or relative, of a module or of the package; one in cli/ or tests/ is
+    not, nor one of another part."""
+    files = {
+        "fairseq_tree/cli/translate.py": "from fairseq_tree.cli.console import run_console\n",
+        "fairseq_tree/models/probe.py": "def f():\n    from ..cli import console\n",
+        "bench/question.py": "from fairseq_tree.cli.analyze import load\n",
+        "data-prep/recipe.py": "def f():\n    from fairseq_tree import cli\n",
+        "configs/runner/run.py": "import fairseq_tree.cli.average as average\n",
+        "scripts/tool.py": "from fairseq_tree.errors import CliError\n",
+        "tests/test_tool.py": "from fairseq_tree.cli.parse import cli_main\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    assert cli_imports(tmp_path) == {("fairseq_tree/models/probe.py", True),
+                                     ("bench/question.py", False),
+                                     ("data-prep/recipe.py", True),
+                                     ("configs/runner/run.py", False)}
 
 
 def module_name(path: Path, root: Path) -> str:
