@@ -46,45 +46,26 @@ import argparse
 import hashlib
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import torch
 
-from fairseq_tree.trees.agreement import AGREEMENT_META, Word, attractor_bin, last_verb_number
+from fairseq_tree.trees.agreement import Word, attractor_bin, last_verb_number
+from bench.lib.agreement_recipe import VIEW, majority_classes, read_lines, read_meta, recipe_folder
+from bench.lib.model_names import model_name, model_rank
+from bench.lib.named_options import named_values
 from bench.lib.report import (
-    agreement_t_tests,
     command_option,
     difference_cell,
-    mean_sd_cell,
-    holm,
+    holm_tests,
     machine,
     markdown_table,
-    paired_t_test,
+    mean_sd_cell,
+    seed_summary,
     write_json,
 )
-
-VIEW = "agreement"
-
-
-def read_lines(path: Path) -> list[str]:
-    if not path.is_file():
-        sys.exit(f"agreement.py: error: {path}: no such file (run data-prep/prepare-agreement.sh)")
-    return path.read_text(encoding="utf-8").splitlines()
-
-
-def read_meta(path: Path) -> list[dict]:
-    """The examples' .meta lines as dicts of ``AGREEMENT_META``."""
-    rows = []
-    for lineno, line in enumerate(read_lines(path), start=1):
-        fields = line.split("\t")
-        if len(fields) != len(AGREEMENT_META):
-            sys.exit(f"agreement.py: error: {path}:{lineno}: {len(fields)} fields, expected "
-                     f"{len(AGREEMENT_META)} ({', '.join(AGREEMENT_META)})")
-        rows.append(dict(zip(AGREEMENT_META, fields)))
-    return rows
 
 
 LOWERCASE_I = 'subject "i"'  # informal text's first person, which edited text writes "I"
@@ -184,13 +165,6 @@ def stored_results(name: str, path: str, split: str, fingerprint: str, counts: d
     return table
 
 
-def recipe_folder(data: Path) -> Path:
-    """The recipe's folder (holding data-bin/agreement/), given it or the DATA folder above."""
-    if not (data / "data-bin").is_dir() and (data / VIEW / "data-bin").is_dir():
-        return data / VIEW  # DATA, as bench/sentiment.py takes it
-    return data
-
-
 def same_examples(folder: Path, data: Path, split: str):
     """Exit with an error unless ``folder``'s ``split`` holds ``data``'s examples: the same
     labels and meta, line by line."""
@@ -236,16 +210,6 @@ def model_predictions(checkpoint: str, data_bin: Path, split: str) -> list[str]:
     return predicted
 
 
-def majority_classes(labels: list[str], meta: list[dict]) -> dict[str, str]:
-    """The most frequent training label of each subject kind ("noun", "pronoun"), and over all
-    examples (""): pronoun subjects are mostly plural (I, you, we, they take VBP), noun subjects
-    mostly singular, so one majority for both would be a straw man."""
-    kinds = {"": labels}
-    for label, row in zip(labels, meta, strict=True):
-        kinds.setdefault(row["subject_kind"], []).append(label)
-    return {kind: max(sorted(set(values)), key=values.count) for kind, values in kinds.items()}
-
-
 def baselines(majority: dict[str, str], meta: list[dict]) -> dict[str, list[str]]:
     """What the majority class of the example's subject kind and the most recent noun predict;
     an example with no noun before the verb gets its kind's majority class."""
@@ -253,35 +217,6 @@ def baselines(majority: dict[str, str], meta: list[dict]) -> dict[str, list[str]
     return {"majority class": by_kind,
             "most recent noun": [row["last_noun"] if row["last_noun"] != "-" else guess
                                  for row, guess in zip(meta, by_kind)]}
-
-
-def seed_summary(results: dict, baseline: str | None) -> dict:
-    """Per model (systems named MODEL:SEED): each row's mean, sd and seeds' accuracies, and the
-    paired t-test against ``baseline`` over the seeds both have."""
-    by_model: dict = {}
-    for name, table in results.items():
-        model, sep, seed = name.rpartition(":")
-        if sep:
-            by_model.setdefault(model, {})[int(seed)] = table
-    summary = {}
-    for model, tables in by_model.items():
-        rows = {}
-        for row in next(iter(tables.values())):
-            scores = {seed: table[row]["accuracy"] for seed, table in sorted(tables.items())
-                      if table[row]["accuracy"] is not None}
-            values = list(scores.values())
-            rows[row] = {"seeds": list(scores), "accuracies": values,
-                         "mean": round(statistics.mean(values), 2) if values else None,
-                         "sd": round(statistics.stdev(values), 2) if len(values) > 1 else None,
-                         "count": next(iter(tables.values()))[row]["count"]}
-            base = by_model.get(baseline)
-            if base is not None and model != baseline:
-                seeds = [s for s in scores if s in base and base[s][row]["accuracy"] is not None]
-                if len(seeds) > 1:
-                    rows[row][f"vs {baseline}"] = paired_t_test(
-                        [base[s][row]["accuracy"] for s in seeds], [scores[s] for s in seeds])
-        summary[model] = rows
-    return summary
 
 
 def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
@@ -310,82 +245,7 @@ def markdown_tables(summary: dict, baseline: str | None) -> list[str]:
     return lines
 
 
-# The names bench/RESULTS.md gives the models of the reports (fairseq's architecture names, or
-# the short names of the open-vocabulary runs) and the tree sources or cases (``MODEL@SOURCE``).
-MODEL_NAMES = {"tree_classifier": "tree_classifier_tiny",
-               "recursive_tree_attention_classifier": "Recursive Tree Attention",
-               "rta": "Recursive Tree Attention",
-               "recursive_multibranch_classifier": "CTT", "ctt": "CTT",
-               "recursive_multibranch_classifier-dependency": "DTT (spaCy dependencies)",
-               "dtt": "DTT (spaCy dependencies)", "roberta": "roberta (leaves)"}
-SOURCE_NAMES = {"spacy": "spaCy trees", "lg": "link-grammar trees", "flat": "flat trees",
-                # the agreement recipe's CASE, the same spaCy trees
-                "cased": "text as written", "lowercase": "lowercased leaves",
-                "augment": "text with lowercased copies",
-                # and the made coordinations of the main clause's or every clause's verbs
-                "coordination-main": "lowercased leaves and main-clause coordinations",
-                "coordination-main-quarter":
-                    "lowercased leaves and a quarter of the main-clause coordinations",
-                "coordination-every": "lowercased leaves and every clause's coordinations",
-                # and every past-tense verb of train labelled by its subject
-                "past-tense": "lowercased leaves and past-tense examples",
-                "past-tense-coordination-main":
-                    "lowercased leaves, past-tense examples and main-clause coordinations",
-                # and the examples against copying the nearest verb's number written twice
-                "coordination-main-contrast":
-                    "lowercased leaves, main-clause coordinations and contrast copies",
-                # the made coordinations of the main clause's past-tense verbs instead
-                "coordination-main-past":
-                    "lowercased leaves and past-tense main-clause coordinations",
-                # the same, the head reading the right frontier (--head-reads right-frontier)
-                "coordination-main-past-frontier":
-                    "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "right frontier",
-                # and the root's state added (--head-reads root-and-right-frontier)
-                "coordination-main-past-root-frontier":
-                    "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier",
-                # the frontier's attention queried by the root's state
-                # (--head-reads root-and-root-queried-right-frontier)
-                "coordination-main-past-root-queried-frontier":
-                    "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier queried by the root",
-                # the same at twice the config's width (d 128, FFN 256)
-                "coordination-main-past-root-queried-frontier-d128":
-                    "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier queried by the root, d 128",
-                # and at a third of the config's peak learning rate (--lr 0.003)
-                "coordination-main-past-root-queried-frontier-d128-lr003":
-                    "lowercased leaves and past-tense main-clause coordinations, read at the "
-                    "root and the right frontier queried by the root, d 128, lr 0.003",
-                # the defaults (no made coordinations, the root's head) at that width and rate
-                "lowercase-d128-lr003": "lowercased leaves, d 128, lr 0.003"}
-MODEL_ORDER = ["tree_classifier", "recursive_tree_attention_classifier",
-               "recursive_multibranch_classifier", "recursive_multibranch_classifier-dependency",
-               "roberta"]
 REFERENCES = ("majority class", "most recent noun")
-
-
-def model_name(name: str) -> str:
-    model, _, source = name.partition("@")
-    shown = MODEL_NAMES.get(model, model)
-    return f"{shown} on {SOURCE_NAMES.get(source, source)}" if source else shown
-
-
-def model_rank(name: str) -> int:
-    model = name.partition("@")[0]
-    short = {"rta": "recursive_tree_attention_classifier", "ctt": "recursive_multibranch_classifier",
-             "dtt": "recursive_multibranch_classifier-dependency"}.get(model, model)
-    return MODEL_ORDER.index(short) if short in MODEL_ORDER else len(MODEL_ORDER)
-
-
-def holm_tests(report: dict, skip=()) -> dict:
-    """Holm's adjusted p of every tested difference of ``report`` (every split; columns in
-    ``skip`` left out; a difference with no spread has no p and is not in the family), by
-    (split, model, column); and the family's size."""
-    tests = [test for test in agreement_t_tests(report, skip) if test["p_value"] is not None]
-    adjusted = holm([test["p_value"] for test in tests])
-    return {(t["split"], t["system"], t["column"]): p for t, p in zip(tests, adjusted)}
 
 
 def attractor_table(report: dict, split: str = "test", references: bool = True,
@@ -575,7 +435,7 @@ def print_table(split: str, results: dict):
 
 def summarize(path: Path, baseline: str | None, markdown: bool) -> dict:
     """A stored report with its seed summary recomputed from its rows (``splits``) by today's
-    ``seed_summary`` (``report.paired_t_test``), written back to ``path``; with ``markdown``
+    ``seed_summary`` (bench/lib/report.py's), written back to ``path``; with ``markdown``
     its tables printed."""
     report = json.loads(path.read_text(encoding="utf-8"))
     baseline = baseline or command_option(report, "--baseline")
@@ -625,17 +485,10 @@ def main(argv=None) -> dict:
         parser.error("--data is required (or --summarize REPORT)")
     args.data = recipe_folder(args.data)
     data_bin = args.data / "data-bin" / VIEW
-    def named(option: str, form: str, specs: list[str]) -> list[tuple[str, str]]:
-        pairs = [spec.partition("=") for spec in specs]
-        for spec, (name, sep, value) in zip(specs, pairs):
-            if not sep or not name or not value:
-                parser.error(f"{option} {spec!r}: expected {form}")
-        return [(name, value) for name, _, value in pairs]
-
-    checkpoints = named("--checkpoint", "NAME=PATH", args.checkpoint)
-    stored = named("--results", "NAME=REPORT", args.results)
+    checkpoints = named_values(parser, "--checkpoint", "NAME=PATH", args.checkpoint)
+    stored = named_values(parser, "--results", "NAME=REPORT", args.results)
     data_of = {model: recipe_folder(Path(folder))
-               for model, folder in named("--data-of", "MODEL=DATA", args.data_of)}
+               for model, folder in named_values(parser, "--data-of", "MODEL=DATA", args.data_of)}
     majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
                                 read_meta(args.data / "views" / VIEW / "train.meta"))
     report = {"benchmark": "subject-verb agreement by attractors",

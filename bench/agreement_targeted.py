@@ -24,7 +24,7 @@ Rows: each condition without and with an attractor (``pp``, ``pp + attractor``),
 by template in the report's ``templates``. References: chance (50%), the majority class of the
 training examples with noun subjects, and "last noun" (Linzen et al.'s heuristic: the number of
 the last noun of the prefix, known from its template). Name checkpoints ``MODEL:SEED`` for each
-model's mean ± sd over its seeds (``bench/agreement.py``'s ``seed_summary``; with ``--baseline
+model's mean ± sd over its seeds (``bench/lib/report.py``'s ``seed_summary``; with ``--baseline
 MODEL`` the paired t-tests against it).
 
 Where a model is below chance, what it read: ``--predictions`` writes each item with the tree
@@ -41,17 +41,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench.agreement import (
-    holm_tests,
-    majority_classes,
-    model_name,
-    model_rank,
-    read_lines,
-    read_meta,
-    recipe_folder,
-    seed_summary,
-)
-from bench.lib.report import command_option, difference_cell, end_report, machine, mean_sd_cell
+from bench.lib.agreement_recipe import VIEW, majority_classes, read_lines, read_meta, recipe_folder
+from bench.lib.model_names import model_name, model_rank
+from bench.lib.named_options import named_values
+from bench.lib.report import (command_option, difference_cell, end_report, holm_tests, machine,
+                              mean_sd_cell, seed_summary)
 from bench.lib.report import markdown_table as report_markdown_table
 
 from fairseq_tree.errors import FairseqTreeError
@@ -71,7 +65,6 @@ from bench.tasks.agreement_templates import (
     token_counts,
 )
 
-VIEW = "agreement"
 CHANCE = 50.0
 
 
@@ -271,14 +264,6 @@ def write_defaults(folder: Path):
     print(f"{folder / 'templates.txt'}\n{folder / 'words.txt'}")
 
 
-def checkpoint_names(parser, specs: list[str]) -> list[tuple[str, str]]:
-    pairs = [spec.partition("=") for spec in specs]
-    for spec, (name, sep, path) in zip(specs, pairs):
-        if not sep or not name or not path:
-            parser.error(f"--checkpoint {spec!r}: expected NAME=PATH or MODEL:SEED=PATH")
-    return [(name, path) for name, _, path in pairs]
-
-
 def make_items(args) -> tuple:
     """The items, and the word lists' report: sizes listed and kept, entries dropped as rare
     (with ``--items-from``, the file's items and no report)."""
@@ -353,7 +338,8 @@ def main(argv=None, load=load_hub) -> dict:
     if args.data is None:
         parser.error("--data is required")
     args.data = recipe_folder(args.data)
-    checkpoints = checkpoint_names(parser, args.checkpoint)
+    checkpoints = named_values(parser, "--checkpoint", "NAME=PATH or MODEL:SEED=PATH",
+                               args.checkpoint)
     items, condition_order, word_report = make_items(args)
     majority = majority_classes(read_lines(args.data / "views" / VIEW / "train.label"),
                                 read_meta(args.data / "views" / VIEW / "train.meta"))

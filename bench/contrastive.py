@@ -18,7 +18,7 @@ is in one row, ``all``). Each model scores both translations with the translatio
 ``score`` (what ``fairseq-tree-translate --score-targets`` prints): the source parsed by the
 parser of the model's recipe (``--recipe``, or ``--recipe-for MODEL=DIR``), tokenised and split
 into its subwords as the training sources were; the targets as the training targets were.
-Sources are parsed once per recipe. Name checkpoints ``MODEL:SEED`` (``bench/agreement.py``'s
+Sources are parsed once per recipe. Name checkpoints ``MODEL:SEED`` (``bench/lib/report.py``'s
 ``seed_summary``); ``--scores DIR`` writes each model's two log-probabilities per item. Beside
 the accuracies, each checkpoint's training as its folder records it (fairseq-train's
 ``train.log``: the valid-loss curve, the best validation, whether it stopped early) and its
@@ -40,19 +40,19 @@ import sys
 import time
 from pathlib import Path
 
-from bench.agreement import seed_summary
-from bench.agreement_targeted import checkpoint_names
 from bench.lib.compare import valid_curve
+from bench.lib.named_options import named_values
 from bench.lib.report import (
     agreement_t_tests,
     command_option,
     difference_cell,
     mean_sd_cell,
     end_report,
-    holm,
+    holm_family,
     machine,
     markdown_table,
     previous_report,
+    seed_summary,
 )
 
 from fairseq_tree.data.recipe import Recipe
@@ -306,11 +306,7 @@ def holm_corrected(summary: dict) -> list[dict]:
     entries of ``seed_summary``), with Holm's adjusted p over all of them. A difference that is
     the same for every seed (accuracies move in steps of 0.5 on 200 items, so with two or three
     seeds this happens) has no t-test (``report.paired_t_test``) and is left out."""
-    tests = [test for test in agreement_t_tests({"summary": {"contrastive": summary}})
-             if test["p_value"] is not None]
-    for test, adjusted in zip(tests, holm([t["p_value"] for t in tests])):
-        test["holm_p_value"] = adjusted
-    return tests
+    return holm_family(agreement_t_tests({"summary": {"contrastive": summary}}))
 
 
 def write_scores(folder: Path, scores: dict, rows: list[str], trees: dict, recipes: dict):
@@ -348,7 +344,8 @@ def main(argv=None) -> dict:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = get_parser()
     args = parser.parse_args(argv)
-    checkpoints = checkpoint_names(parser, args.checkpoint)
+    checkpoints = named_values(parser, "--checkpoint", "NAME=PATH or MODEL:SEED=PATH",
+                               args.checkpoint)
     overrides = dict(spec.partition("=")[::2] for spec in args.recipe_for)
     recipes = {name: os.path.abspath(overrides.get(name.partition(":")[0], args.recipe))
                for name, _ in checkpoints}

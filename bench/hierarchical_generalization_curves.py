@@ -2,7 +2,7 @@
 Transformer language model turns hierarchical on McCoy et al.'s tense task long after its
 in-distribution accuracy saturates). Each system (``CONFIG:MODEL`` of configs/) and seed trains
 to ``--max-update`` in segments of ``--every`` updates, without early stopping; the checkpoint
-that ends each segment is scored on the generalization set (bench/hierarchical_generalization.py)
+that ends each segment is scored on the generalization set (bench/lib/hierarchical_scoring.py)
 and its point added to one JSON at once, so a stopped call loses at most a segment's training,
 and a later call resumes from the run's last checkpoint (or, where it is gone, trains again
 without scoring the points the JSON holds). Per seed: the update at which the scored word first
@@ -28,9 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-from bench import hierarchical_generalization as scorer
-from bench.hierarchical_generalization_seeds import add_run_options, check_configs
 from bench.lib import compare
+from bench.lib import hierarchical_scoring as scorer
 from bench.lib.compare import parse_system
 from bench.lib.report import locked, machine, markdown_table, read_report, write_json
 from configs.runner.config import load_config
@@ -257,7 +256,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-update", type=int, default=15000)
     parser.add_argument("--every", type=int, default=1000,
                         help="updates a segment: a checkpoint scored every so many")
-    add_run_options(parser, "runs/curves", "scored points are not scored again")
+    scorer.add_run_options(parser, "runs/curves", "scored points are not scored again")
     parser.add_argument("--figure", type=Path, help="the PNG of the curves")
     parser.add_argument("--summary-only", action="store_true",
                         help="train nothing: rewrite the summary (and --figure) of --json")
@@ -269,7 +268,7 @@ def main(argv=None) -> dict:
     args = get_parser().parse_args(argv)
     if args.every <= 0 or args.max_update % args.every:
         sys.exit("error: --max-update must be a multiple of --every (> 0)")
-    check_configs(args.systems, args.config_dir)
+    scorer.check_configs(args.systems, args.config_dir)
     started = time.time()
     for seed in [] if args.summary_only else args.seeds:
         for config, model in args.systems:

@@ -2,9 +2,9 @@
 each system (``CONFIG:MODEL``, a config of configs/ and one of its models: tree2seq on gold,
 right-branching or spaCy trees, fairseq's Transformer on the leaves or on the linearized tree)
 trained with each seed at its config's budget, the checkpoint of the best in-distribution valid
-loss scored by bench/hierarchical_generalization.py on the test and generalization sets; mean ±
-sd over the seeds, and the seed-level paired t-test of every system against the first, with
-Holm's adjustment over all the report's tests.
+loss scored as bench/hierarchical_generalization.py scores it (bench/lib/hierarchical_scoring.py)
+on the test and generalization sets; mean ± sd over the seeds, and the seed-level paired t-test
+of every system against the first, with Holm's adjustment over all the report's tests.
 
     python -m bench.hierarchical_generalization_seeds hierarchical-tense:transformer \\
         hierarchical-tense:tree2seq hierarchical-tense-right-branching:tree2seq \\
@@ -26,11 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench import hierarchical_generalization as scorer
 from bench.lib import compare
+from bench.lib import hierarchical_scoring as scorer
 from bench.lib.compare import parse_system
-from bench.lib.report import (difference_cell, fisher_exact_p, holm, locked, machine,
-                              markdown_table, mean_sd_cell, paired_t_test, read_report,
+from bench.lib.report import (difference_cell, fisher_exact_p, holm, holm_family, locked,
+                              machine, markdown_table, mean_sd_cell, paired_t_test, read_report,
                               wilson_interval, write_json)
 from configs.runner.config import load_config
 from configs.runner.fairseq_logs import progress_records
@@ -151,9 +151,7 @@ def t_tests(runs: list[dict], systems: list[str]) -> list[dict]:
                                            for s in seeds],
                                           [measure(by_seed[system][s], split, name)
                                            for s in seeds])})
-    tested = [t for t in tests if t["p_value"] is not None]
-    for test, adjusted in zip(tested, holm([t["p_value"] for t in tested])):
-        test["holm_p_value"] = adjusted
+    holm_family(tests)  # each test with a p-value gets its Holm p over them all
     return tests
 
 
@@ -255,32 +253,12 @@ def paper_table(report: dict) -> list[str]:
                            "accuracy %"], [list(row) for row in PAPER[report["task"]]])
 
 
-def add_run_options(parser: argparse.ArgumentParser, checkpoints: str, resumed: str):
-    """The options of a script that trains and scores systems of configs/ on the recipe's data
-    (this one's and bench/hierarchical_generalization_curves.py)."""
-    parser.add_argument("--data", default=os.environ.get("DATA", str(compare.ROOT / "data")),
-                        help="prepare-hierarchical-generalization.sh's output root")
-    parser.add_argument("--checkpoints", default=checkpoints, help="one folder a seed")
-    parser.add_argument("--config-dir", default=str(compare.ROOT / "configs"))
-    parser.add_argument("--json", required=True, type=Path,
-                        help=f"results (read first: {resumed})")
-    parser.add_argument("--batch-size", type=int, default=128)
-
-
-def check_configs(systems, config_dir: str):
-    """Exit naming the first config of ``systems`` ((config, model) pairs) not in
-    ``config_dir``."""
-    for config, _ in systems:
-        if not (Path(config_dir) / f"{config}.yaml").exists():
-            sys.exit(f"error: no config {config}.yaml in {config_dir}")
-
-
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("systems", nargs="+", type=parse_system, metavar="CONFIG:MODEL",
                         help="the first is the baseline of every test")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    add_run_options(parser, "runs/hierarchical", "finished runs are not run again")
+    scorer.add_run_options(parser, "runs/hierarchical", "finished runs are not run again")
     parser.add_argument("--beam", type=int, default=1, help="1: greedy, as the paper")
     parser.add_argument("--summary-only", action="store_true",
                         help="train nothing: rewrite the summary and tests of --json")
@@ -292,7 +270,7 @@ def main(argv=None) -> dict:
     extras = argv[argv.index("--") + 1:] if "--" in argv else []
     args = get_parser().parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     systems = [f"{config}:{model}" for config, model in args.systems]
-    check_configs(args.systems, args.config_dir)
+    scorer.check_configs(args.systems, args.config_dir)
     started = time.time()
     for seed in [] if args.summary_only else args.seeds:
         for config, model in args.systems:

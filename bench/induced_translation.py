@@ -51,6 +51,7 @@ from pathlib import Path
 from bench.lib import compare
 from bench.lib import masked_lm
 from bench.lib import seeds
+from bench.lib.tree_counts import tree_counts
 from bench.lib.report import (
     difference_cell,
     end_report,
@@ -63,7 +64,6 @@ from bench.lib.report import (
 )
 
 from fairseq_tree.data.recipe import Recipe, has_recipe
-from fairseq_tree.trees import Node, parse_tree
 
 # direction -> (recipe, base pair (flat or link-grammar trees), source language)
 DIRECTIONS = {
@@ -178,18 +178,6 @@ def paired_bootstrap(rows: list[dict], args) -> list[dict]:
             tests.append({"direction": row["direction"], "seed": row["seed"],
                           "first": system_name(first), "other": system_name(row), **result})
     return tests
-
-
-def tree_counts(trees: Path) -> dict:
-    """Internal nodes (of the normal form: preterminals dropped, unary chains one node) per leaf
-    of a file of trees, one a line, and the flat trees among them (one ``ROOT`` node over every
-    leaf: in a file of words, a parser's fallback or ``--parser flat``)."""
-    with open(trees, encoding="utf-8") as lines:
-        normal = [parse_tree(line) for line in lines]
-    leaves, nodes = sum(len(t.leaves) for t in normal), sum(len(t.nodes) for t in normal)
-    flat = sum(t.nodes == [Node("ROOT", 0, len(t.leaves))] for t in normal)
-    return {"file": str(trees), "sentences": len(normal), "leaves": leaves,
-            "internal_nodes": nodes, "nodes_per_leaf": nodes / leaves, "flat_trees": flat}
 
 
 # the source tree files counted: (split, leaves, folder of the recipe's output)

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 from bench.lib import compare
+from bench.lib.model_names import (SENTIMENT_MODEL_NAMES, SENTIMENT_TASK_NAMES,
+                                   SOURCE_NAMES, model_name, model_rank)
 from bench.lib.report import end_report, machine, markdown_table
 
 TASKS = ["rt-snippets-5", "rt-snippets-2"]
@@ -88,18 +90,6 @@ def summary(runs: list[dict]) -> list[dict]:
     return rows
 
 
-# Accuracies are stored as fairseq-validate logs them, to 0.1 (percent): a paired test of them
-# treats differences that agree to within twice that as the same difference (bench/lib/report.py).
-ACCURACY_ROUNDING = 0.1
-TASK_NAMES = {"rt-snippets-5": "5 classes", "rt-snippets-2": "2 classes"}
-# The models in the tables of bench/RESULTS.md, in their order there.
-NAMES = {"tree_classifier": "tree_classifier_tiny",
-         "tree_classifier-no-hier-embed": "tree_classifier -HierEmb",
-         "tree_classifier-no-subtree-mask": "tree_classifier -SubMask",
-         "recursive_tree_attention_classifier": "Recursive Tree Attention",
-         "recursive_multibranch_classifier": "CTT",
-         "recursive_multibranch_classifier-dependency": "DTT",
-         "roberta": "roberta (leaves)"}
 # Each paper's ablations (seed 1 runs of bench/results/sentiment-recursive-ablations.json) beside
 # the full model, and the paper's own figures for them (typed from its tables; in no JSON).
 ABLATIONS = [
@@ -156,7 +146,7 @@ def results_table(report: dict, others: str = "", models: str = "") -> list[str]
     found = by_task_and_model(runs)
     order = models.split(",") if models else list(dict.fromkeys(r["model"] for r in runs))
     tasks = dict.fromkeys(task for task, _ in found)
-    rows = [[TASK_NAMES.get(task, task), NAMES.get(model, model),
+    rows = [[SENTIMENT_TASK_NAMES.get(task, task), SENTIMENT_MODEL_NAMES.get(model, model),
              f"{found[task, model][0]['parameters']:,}", accuracy_cell(found[task, model]),
              accuracy_cell(found[task, model], "valid_accuracy"), seeds_cell(found[task, model])]
             for task in tasks for model in order if (task, model) in found]
@@ -172,12 +162,13 @@ def trees_table(report: dict, link_grammar: str = "") -> list[str]:
              "roberta": ("none (the spaCy run)", "none (the link-grammar run)")}
     rows = []
     for task in dict.fromkeys(task for task, _ in spacy):
-        for model in [m for m in NAMES if (task, m) in spacy]:
+        for model in [m for m in SENTIMENT_MODEL_NAMES if (task, m) in spacy]:
             names = trees.get(model, ("spaCy", "link-grammar"))
             for found, where in ((spacy, names[0]), (other, names[1])):
                 if (task, model) in found:
                     runs = found[task, model]
-                    rows.append([TASK_NAMES.get(task, task), NAMES[model], where,
+                    rows.append([SENTIMENT_TASK_NAMES.get(task, task),
+                                 SENTIMENT_MODEL_NAMES[model], where,
                                  accuracy_cell(runs), seeds_cell(runs),
                                  accuracy_cell(runs, "valid_accuracy")])
     return markdown_table(["task", "model", "trees", "test",
@@ -189,14 +180,14 @@ def patience_table(report: dict, standard: str = "") -> list[str]:
     stopped, test accuracy (mean ± sd, each seed's) and valid accuracy, beside the test accuracy
     of the same models at the standard budget (the reports ``standard``, joined by +)."""
     mine, other = by_task_and_model(report["runs"]), by_task_and_model(load_runs(standard))
-    rows = [[TASK_NAMES.get(task, task), NAMES[model],
+    rows = [[SENTIMENT_TASK_NAMES.get(task, task), SENTIMENT_MODEL_NAMES[model],
              seeds_cell(mine[task, model], "best_valid_update"),
              seeds_cell(mine[task, model], "updates"), accuracy_cell(mine[task, model]),
              seeds_cell(mine[task, model]),
              accuracy_cell(other[task, model]) if (task, model) in other else "",
              accuracy_cell(mine[task, model], "valid_accuracy")]
             for task in dict.fromkeys(task for task, _ in mine)
-            for model in NAMES if (task, model) in mine]
+            for model in SENTIMENT_MODEL_NAMES if (task, model) in mine]
     seeds = seeds_header(report["runs"])
     return markdown_table(["task", "model", f"best valid at update {seeds}", "stopped at",
                            "test, early stopping", "by seed", "test, 2,000 updates",
@@ -211,7 +202,7 @@ def ablations_table(report: dict, full: str = "", seed: int = 1) -> list[str]:
     rows = [[name, *(f"{found[task, model][0]['test_accuracy']:.1f}" if (task, model) in found
                      else "" for task in tasks), paper]
             for model, name, paper in ABLATIONS]
-    return markdown_table([f"model (seed {seed})", *(TASK_NAMES.get(t, t) for t in tasks),
+    return markdown_table([f"model (seed {seed})", *(SENTIMENT_TASK_NAMES.get(t, t) for t in tasks),
                            "the paper (its tables)"], rows)
 
 
@@ -230,8 +221,6 @@ def runs_table(report: dict, runs: str, sources: bool = False) -> list[str]:
     (and tree source, ``SOURCE.MODEL.sSEED.json`` in the reports' names, with ``sources``), a
     column per seed, from the one-run reports that ``runs`` (a glob from the repository root)
     names; ``report`` is one of them."""
-    from bench.agreement import SOURCE_NAMES, model_name, model_rank
-
     found = {}
     for path in sorted(Path(__file__).resolve().parents[1].glob(runs)):
         source = path.name.split(".")[0]

@@ -19,8 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.lib.report import NO_SPREAD, holm, markdown_table, paired_t_test, write_json
-from bench.sentiment import ACCURACY_ROUNDING, NAMES, TASK_NAMES
+from bench.lib.model_names import SENTIMENT_MODEL_NAMES, SENTIMENT_TASK_NAMES
+from bench.lib.report import (ACCURACY_ROUNDING, NO_SPREAD, holm_family, markdown_table,
+                              paired_t_test, write_json)
 
 # What the report labels of the commands in bench/RESULTS.md stand for, in the tables.
 LABELS = {"lg": "link-grammar", "rec": "link-grammar", "spacy": "spaCy",
@@ -50,16 +51,16 @@ def pair_tests(runs: dict, base: str, other: str) -> list[dict]:
 
 def with_holm(tests: list[dict]) -> list[dict]:
     """``tests`` with Holm's adjusted p-value over those that have a p-value (the others None)."""
-    tested = [test for test in tests if test["p_value"] is not None]
-    adjusted = dict(zip(map(id, tested), holm([test["p_value"] for test in tested])))
-    return [{**test, "holm_p_value": adjusted.get(id(test))} for test in tests]
+    tests = [dict(test, holm_p_value=None) for test in tests]
+    holm_family(tests)
+    return tests
 
 
 def comparison(base: str, other: str, labels: dict) -> str:
     """``other - base`` in words: the model once where both are the same model, the report
     once where both come from the same report."""
     (base_label, base_model), (label, model) = (s.split(":", 1) for s in (base, other))
-    name = lambda m: NAMES.get(m, m)
+    name = lambda m: SENTIMENT_MODEL_NAMES.get(m, m)
     where = lambda l: labels.get(l, l)
     if model == base_model:
         return f"{name(model)}: {where(label)} - {where(base_label)}"
@@ -88,7 +89,7 @@ def tests_table(report: dict, **labels) -> list[str]:
             p, adjusted = f"none ({why})", "(not in the family)"
         else:
             p, adjusted = p_cell(test["p_value"]), p_cell(test["holm_p_value"])
-        rows.append([TASK_NAMES.get(test["task"], test["task"]),
+        rows.append([SENTIMENT_TASK_NAMES.get(test["task"], test["task"]),
                      comparison(test["base"], test["other"], labels),
                      f"{test['mean_difference']:+.2f} ({seeds})", p, adjusted])
     return markdown_table(["task", "comparison (other - base)", "mean difference (by seed)",

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench.lib import seeds
 from bench.lib.tables import ROOT
-from bench.induced_translation import tree_counts
+from bench.lib.tree_counts import tree_counts
 from bench.lib.report import difference_cell, holm, markdown_table, paired_t_test, write_json
 
 from fairseq_tree.trees.evaluation import score_files

@@ -662,7 +662,7 @@ def test_parse_speed_times_each_tree_source(tmp_path):
 
 def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
     from bench import agreement
-    from bench.lib.report import paired_t_test
+    from bench.lib.report import paired_t_test, seed_summary
 
     def table(all_accuracy, attractor_accuracy):
         return {"all": {"accuracy": all_accuracy, "count": 10},
@@ -671,7 +671,7 @@ def test_agreement_seed_summary_is_mean_sd_and_the_paired_test():
     results = {"majority class": table(60.0, 0.0), "tree:1": table(80.0, 50.0),
                "tree:2": table(90.0, 100.0), "roberta:1": table(70.0, 50.0),
                "roberta:2": table(75.0, None)}
-    summary = agreement.seed_summary(results, "roberta")
+    summary = seed_summary(results, "roberta")
     assert set(summary) == {"tree", "roberta"}  # baselines without seeds are not summarized
     assert summary["tree"]["all"] | {"vs roberta": None} == {
         "seeds": [1, 2], "accuracies": [80.0, 90.0], "mean": 85.0, "sd": 7.07, "count": 10,

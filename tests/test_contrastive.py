@@ -267,8 +267,8 @@ def test_a_difference_the_same_every_seed_is_not_tested():
     baseline by the same amount: sd 0, where a t-test would give a t of infinity and a p of 0
     that is no evidence. The report shows the difference untested and leaves it out of Holm's
     family."""
-    from bench import agreement
     from bench import contrastive
+    from bench.lib.report import seed_summary
 
     def table(same, varying):
         return {"same": {"accuracy": same, "count": 200},
@@ -276,7 +276,7 @@ def test_a_difference_the_same_every_seed_is_not_tested():
 
     results = {"tree:1": table(60.0, 70.0), "tree:2": table(50.0, 81.0),
                "base:1": table(57.0, 60.0), "base:2": table(47.0, 62.5)}
-    summary = agreement.seed_summary(results, "base")
+    summary = seed_summary(results, "base")
     same = summary["tree"]["same"]["vs base"]
     assert same["sd"] == 0 and same["p_value"] is None  # not the t-test's p of 0
     assert same["no_test"] == "the same difference on every seed: no spread to test"

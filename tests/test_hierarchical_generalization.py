@@ -14,9 +14,10 @@ import pytest
 from conftest import GENERATE, ROOT, TRAIN, run_cli
 
 import prepare_hierarchical_generalization as prep
-from bench import hierarchical_generalization as scoring
+from bench import hierarchical_generalization as hierarchical
 from bench import hierarchical_generalization_curves as curves
 from bench import hierarchical_generalization_seeds as seeds
+from bench.lib import hierarchical_scoring as scoring
 from fairseq_tree.data.recipe import Recipe
 from fairseq_tree.parsing import build_parser, right_branching_tree
 from fairseq_tree.trees import format_bracketed, parse_bracketed, parse_tree
@@ -117,7 +118,7 @@ def test_key_words_and_their_columns_in_a_left_padded_batch_row():
     # 8 leaves and EOS left-padded by 2 in a row of 11 columns; nodes (columns 11-18): ROOT, S,
     # the subject NP, its first NP, a padded node, the PP, its NP, the main VP
     spans = [[2, 10], [2, 9], [2, 7], [2, 4], [0, 0], [4, 7], [5, 7], [7, 8]]
-    columns = scoring.key_columns(hg.key_words(tree), 2, spans, [0, 1, 2, 3, 5, 6, 7], 11)
+    columns = hierarchical.key_columns(hg.key_words(tree), 2, spans, [0, 1, 2, 3, 5, 6, 7], 11)
     assert columns == {"subject noun": [3], "nearest noun": [6], "main verb": [7],
                        "subject phrase": [13], "subject noun phrase": [14],
                        "nearest noun phrase": [17], "main word's VP": [18],
@@ -282,8 +283,8 @@ def test_a_spacy_folder_records_the_pipeline_the_hub_parses_held_out_trees_with(
     rng = random.Random(7)
     held_out.write_text("".join(format_bracketed(hg.sample_example(rng, "tense", True)) + "\n"
                                 for _ in range(3)))
-    report = scoring.main(["--recipe", str(folder), "--checkpoint",
-                           str(save / "checkpoint_last.pt"), "--gold-trees", str(held_out)])
+    report = hierarchical.main(["--recipe", str(folder), "--checkpoint",
+                                str(save / "checkpoint_last.pt"), "--gold-trees", str(held_out)])
     assert report["splits"]["held-out"]["all"]["examples"] == 3
 
 
@@ -327,8 +328,8 @@ def test_scores_tell_the_hierarchical_rule_from_the_linear_one(task):
 @pytest.mark.slow
 def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
         written, checkpoint, tmp_path):
-    report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
-                           "--json", str(tmp_path / "scores.json")])
+    report = hierarchical.main(["--recipe", str(written / "tense"), "--checkpoint",
+                                str(checkpoint), "--json", str(tmp_path / "scores.json")])
     assert json.loads((tmp_path / "scores.json").read_text())["splits"] == report["splits"]
     assert {split: s["all"]["examples"] for split, s in report["splits"].items()} == {
         "test": SIZES["test"], "gen": SIZES["gen"]}
@@ -348,10 +349,10 @@ def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
     rng = random.Random(99)
     held_out.write_text("".join(format_bracketed(hg.sample_example(rng, "tense", True)) + "\n"
                                 for _ in range(7)))
-    other = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
-                          "--gold-trees", str(held_out)])
+    other = hierarchical.main(["--recipe", str(written / "tense"), "--checkpoint",
+                               str(checkpoint), "--gold-trees", str(held_out)])
     assert other["splits"]["held-out"]["all"]["examples"] == 7
-    lines = scoring.markdown_lines(report)
+    lines = hierarchical.markdown_lines(report)
     assert lines[0].startswith("| model | split | subject | examples | sentence % | main verb %")
     assert len(lines) == 2 + 2 + len(report["splits"]["test"]["by_subject_modifier"]) + len(
         report["splits"]["gen"]["by_subject_modifier"])
@@ -359,8 +360,8 @@ def test_one_command_scores_a_checkpoint_on_the_recipe_and_on_held_out_trees(
 
 @pytest.mark.slow
 def test_attention_at_the_scored_word_is_shared_out_over_the_roles(written, checkpoint):
-    report = scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
-                           "--split", "gen", "--attention", "10"])
+    report = hierarchical.main(["--recipe", str(written / "tense"), "--checkpoint",
+                                str(checkpoint), "--split", "gen", "--attention", "10"])
     for kind in ("cross_attention", "self_attention"):
         attention = report["attention"]["gen"][kind]
         groups = [attention["all"], *attention["by_prediction"].values(),
@@ -372,13 +373,13 @@ def test_attention_at_the_scored_word_is_shared_out_over_the_roles(written, chec
             cells["examples"] for cells in attention["by_prediction"].values())
     assert report["attention"]["gen"]["cross_attention"]["all"]["subject phrase"] > 0
     assert "| subject noun % | nearest noun % | main verb % | subject phrase % |" in \
-        scoring.attention_lines(report)[0]
+        hierarchical.attention_lines(report)[0]
     assert "| subject noun % | nearest noun % | rest of the prefix % |" in \
-        scoring.attention_lines(report, "self_attention")[0]
+        hierarchical.attention_lines(report, "self_attention")[0]
     with pytest.raises(SystemExit):
-        scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
-                      "--gold-trees", str(written / "tense" / "trees" / "gen.src"),
-                      "--attention", "3"])
+        hierarchical.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                           "--gold-trees", str(written / "tense" / "trees" / "gen.src"),
+                           "--attention", "3"])
 
 
 @pytest.mark.slow
@@ -386,8 +387,8 @@ def test_a_line_outside_the_grammar_is_an_error_naming_it(written, checkpoint, t
     bad = tmp_path / "bad.trees"
     bad.write_text("(S (NP (DT the) (NN dog)) (VP (VBD barked)) (. .))\n")
     with pytest.raises(SystemExit, match=r"bad.trees:1: "):
-        scoring.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
-                      "--gold-trees", str(bad)])
+        hierarchical.main(["--recipe", str(written / "tense"), "--checkpoint", str(checkpoint),
+                           "--gold-trees", str(bad)])
 
 
 def fake_run(system: str, seed: int, gen_word: float, gen_sentence: float) -> dict:
@@ -497,8 +498,9 @@ def test_seed_runs_train_and_score_each_system_once_and_share_one_json(written, 
     assert report["tests"] == []  # one seed: nothing to test
     # a Transformer has no tree to cross-attend: only its self-attention on the prefix
     transformer = tmp_path / "ckpt" / "seed-1" / "hierarchical-tense" / "transformer"
-    attention = scoring.decoder_attention(transformer / "checkpoint_best.pt", written / "tense",
-                                          scoring.read_recipe(written / "tense"), "gen", 5)
+    attention = hierarchical.decoder_attention(transformer / "checkpoint_best.pt",
+                                               written / "tense",
+                                               scoring.read_recipe(written / "tense"), "gen", 5)
     assert "cross_attention" not in attention
     assert attention["self_attention"]["all"]["examples"] == 5
     with pytest.raises(SystemExit, match="no config nowhere.yaml"):

@@ -46,9 +46,10 @@ def part_of(module: str) -> str:
     return names[1] if len(names) > 1 else "__init__"
 
 
-def imported_modules(path: Path, root: Path) -> list[tuple[str, bool]]:
-    """(module, deferred) for every fairseq_tree module the file imports; deferred: inside a
-    function."""
+def imported_modules(path: Path, root: Path, top: str = "fairseq_tree",
+                     parts=LAYER_OF) -> list[tuple[str, bool]]:
+    """(module, deferred) for every module of the package ``top`` the file imports, ``from top
+    import PART`` naming that part where it is one of ``parts``; deferred: inside a function."""
     package = ".".join(path.relative_to(root).parts[:-1])
     found = []
 
@@ -61,8 +62,8 @@ def imported_modules(path: Path, root: Path) -> list[tuple[str, bool]]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            if module == "fairseq_tree":  # from fairseq_tree import models: that part
-                found.extend((f"{module}.{alias.name}" if alias.name in LAYER_OF else module,
+            if module == top:  # from fairseq_tree import models: that part
+                found.extend((f"{module}.{alias.name}" if alias.name in parts else module,
                               deferred) for alias in node.names)
             else:
                 found.append((module, deferred))
@@ -72,7 +73,7 @@ def imported_modules(path: Path, root: Path) -> list[tuple[str, bool]]:
 
     visit(ast.parse(path.read_text(encoding="utf-8")), False)
     return [(module, deferred) for module, deferred in found
-            if module == "fairseq_tree" or module.startswith("fairseq_tree.")]
+            if module == top or module.startswith(f"{top}.")]
 
 
 def file_part(path: Path, package: Path) -> str:
@@ -232,3 +233,60 @@ def test_the_check_sees_import_circles(tmp_path):
     (package / "models" / "tree2seq.py").write_text("class Model:\n    pass\n",
                                                     encoding="utf-8")
     assert import_circles(package) == []
+
+
+# bench/: each module directly in it answers one question (``python -m bench.NAME``); what
+# questions share lives in the libraries bench/lib and bench/tasks, which answer none. A family
+# of questions may be a package of its own (bench/NAME/), whose members share through it.
+BENCH = ROOT / "bench"
+BENCH_LIBRARIES = {"lib", "tasks"}
+
+
+def question_imports(bench: Path = BENCH) -> set[tuple[str, str, bool]]:
+    """(file, question or family it imports, deferred) for every import by a file of bench/ of
+    a question or a family other than its own: by a question, a family's member, or a library
+    (at the top of a file or inside a function, relative or absolute)."""
+    root = bench.parent
+    parts = {file_part(path, bench) for path in bench.rglob("*.py")}
+    found = set()
+    for path in sorted(bench.rglob("*.py")):
+        own = file_part(path, bench)
+        for module, deferred in imported_modules(path, root, "bench", parts):
+            target = part_of(module)
+            if target not in BENCH_LIBRARIES | {"__init__", own}:
+                found.add((str(path.relative_to(root)), target, deferred))
+    return found
+
+
+def test_no_bench_question_imports_another():
+    assert question_imports() == set()
+
+
+def test_the_check_sees_a_question_imported(tmp_path):
+    """The check itself, on a small bench/: a question imported by another question (at the top
+    or inside a function), by a library (relative) or a family imported from outside it is
+    found; the libraries imported by anyone and a family's members importing one another are
+    not."""
+    bench = tmp_path / "bench"
+    for folder in ("lib", "tasks", "hierarchical"):
+        (bench / folder).mkdir(parents=True)
+    files = {"agreement.py": "from bench.lib.report import holm\nfrom bench.tasks import grammar\n",
+             "contrastive.py": "from bench.agreement import seed_summary\n",
+             "sentiment.py": "def names():\n    from bench import agreement, lib\n",
+             "tree_sources.py": "from bench.hierarchical import scoring\n",
+             "lib/seeds.py": "from ..sentiment import NAMES\nfrom . import report\n",
+             "lib/report.py": "import statistics\n",
+             "tasks/grammar.py": "from bench.lib import report\n",
+             "hierarchical/__init__.py": "from .scoring import score\n",
+             "hierarchical/scoring.py": "from bench.lib.report import machine\n",
+             "hierarchical/curves.py": "from bench.hierarchical.scoring import score\n"}
+    for name, text in files.items():
+        (bench / name).write_text(text, encoding="utf-8")
+    assert question_imports(bench) == {("bench/contrastive.py", "agreement", False),
+                                       ("bench/sentiment.py", "agreement", True),
+                                       ("bench/tree_sources.py", "hierarchical", False),
+                                       ("bench/lib/seeds.py", "sentiment", False)}
+    (bench / "contrastive.py").write_text("from bench.lib.report import seed_summary\n",
+                                          encoding="utf-8")
+    assert ("bench/contrastive.py", "agreement", False) not in question_imports(bench)
+

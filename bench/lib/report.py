@@ -1,5 +1,6 @@
 """What the benchmark scripts share: the machine a report was made on, writing their report as
-JSON, reading it back to resume a run, and the seed-level paired t-test of the results tables.
+JSON, reading it back to resume a run, and the statistics of the results tables: the seed-level
+paired t-test, the seed summary of MODEL:SEED results, and Holm's adjustment over a family.
 
     python -m bench.lib.report bench/results/induced-translation.json bench/results/bible-seeds.json
     python -m bench.lib.report --holm bench/results/agreement-spacy-test.json
@@ -116,6 +117,9 @@ def t_test_p_value(t: float, df: int) -> float:
 # Every report stores its scores (accuracies and BLEU, in percent) to 2 decimals: differences
 # that agree to within twice that rounding are the same difference on every seed.
 SCORE_ROUNDING = 0.01
+# Accuracies stored as fairseq-validate logs them (bench/sentiment.py's) are to 0.1 (percent): a
+# paired test of them treats differences that agree to within twice that as the same difference.
+ACCURACY_ROUNDING = 0.1
 NO_SPREAD = "the same difference on every seed: no spread to test"
 
 
@@ -190,6 +194,15 @@ def holm(p_values: list[float]) -> list[float]:
     return adjusted
 
 
+def holm_family(tests: list[dict]) -> list[dict]:
+    """The tests of one family that have a p-value (a difference with no spread has none and is
+    not in the family), each given Holm's adjusted p over them all (``holm_p_value``)."""
+    tested = [test for test in tests if test["p_value"] is not None]
+    for test, adjusted in zip(tested, holm([test["p_value"] for test in tested])):
+        test["holm_p_value"] = adjusted
+    return tested
+
+
 def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson's score interval of a binomial proportion (``successes`` of ``trials``), as
     scipy computes it: unlike the normal approximation it stays inside [0, 1] and is not empty
@@ -222,6 +235,45 @@ def agreement_t_tests(report: dict, skip=()) -> list[dict]:
                                       "baseline": key[3:], "seed_list": row["seeds"],
                                       **{k: v for k, v in test.items() if k != "seeds"}})
     return tests
+
+
+def holm_tests(report: dict, skip=()) -> dict:
+    """Holm's adjusted p of every tested difference of ``report``'s seed summary
+    (``agreement_t_tests``: every split; columns in ``skip`` left out), by (split, model,
+    column): the family of ``python -m bench.lib.report --holm``."""
+    return {(test["split"], test["system"], test["column"]): test["holm_p_value"]
+            for test in holm_family(agreement_t_tests(report, skip))}
+
+
+def seed_summary(results: dict, baseline: str | None) -> dict:
+    """Per model of ``results`` ({system: {row: {"accuracy", "count"}}}, systems named
+    MODEL:SEED; others are left out): each row's mean, sd and seeds' accuracies (a seed whose
+    accuracy there is None left out), and the ``paired_t_test`` against ``baseline`` over the
+    seeds both have."""
+    by_model: dict = {}
+    for name, table in results.items():
+        model, sep, seed = name.rpartition(":")
+        if sep:
+            by_model.setdefault(model, {})[int(seed)] = table
+    summary = {}
+    for model, tables in by_model.items():
+        rows = {}
+        for row in next(iter(tables.values())):
+            scores = {seed: table[row]["accuracy"] for seed, table in sorted(tables.items())
+                      if table[row]["accuracy"] is not None}
+            values = list(scores.values())
+            rows[row] = {"seeds": list(scores), "accuracies": values,
+                         "mean": round(statistics.mean(values), 2) if values else None,
+                         "sd": round(statistics.stdev(values), 2) if len(values) > 1 else None,
+                         "count": next(iter(tables.values()))[row]["count"]}
+            base = by_model.get(baseline)
+            if base is not None and model != baseline:
+                seeds = [s for s in scores if s in base and base[s][row]["accuracy"] is not None]
+                if len(seeds) > 1:
+                    rows[row][f"vs {baseline}"] = paired_t_test(
+                        [base[s][row]["accuracy"] for s in seeds], [scores[s] for s in seeds])
+        summary[model] = rows
+    return summary
 
 
 def report_t_tests(report: dict, skip=()) -> list[dict]:
@@ -283,11 +335,9 @@ def main(argv=None) -> list[dict]:
     tests = []
     for path in args.json:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
-        mine = [test for test in report_t_tests(report, args.skip_column)
-                if test["p_value"] is not None]
-        if args.holm:
-            for test, adjusted in zip(mine, holm([test["p_value"] for test in mine])):
-                test["holm_p_value"] = adjusted
+        tests_of_report = report_t_tests(report, args.skip_column)
+        mine = (holm_family(tests_of_report) if args.holm else
+                [test for test in tests_of_report if test["p_value"] is not None])
         print(f"{path} ({len(mine)} tests)\n"
               + "\n".join(f"  {t_test_line(test)}" for test in mine))
         tests += mine
