@@ -37,7 +37,7 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
                             "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
                             "tree2seq-released"],
-              "bible-en-fr-sample-target-trees": BIBLE_MODELS,
+              "bible-en-fr-sample-target-spacy": BIBLE_MODELS,
               "hierarchical-tense": ["tree2seq", "transformer", "transformer-linearized",
                                      "tree2seq-nodes-only", "tree2seq-no-subtree-mask",
                                      "tree2seq-multi-leaf-nodes"],
@@ -165,12 +165,12 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
 def test_configs_that_change_the_data_not_the_model_say_so_in_their_task_only():
     """Output trees and trees without one-leaf nodes are task options over the same model;
     fairseq's language model shares the sequence-to-sequence models' budget."""
-    for pair in ("hierarchical-tense-output-trees", "bible-en-fr-sample-target-trees"):
+    for pair in ("hierarchical-tense-output-trees", "bible-en-fr-sample-target-spacy"):
         for model in BENCHMARKS[pair]:
             assert load_experiment(CONFIGS, pair, model).task["target-trees"] is True
     dropped = load_experiment(CONFIGS, "hierarchical-tense", "tree2seq-multi-leaf-nodes")
     assert dropped.task == {"drop-single-leaf-nodes": True}
-    assert load_experiment(CONFIGS, "bible-en-fr-sample-target-trees", "tree2seq").train == (
+    assert load_experiment(CONFIGS, "bible-en-fr-sample-target-spacy", "tree2seq").train == (
         load_experiment(CONFIGS, "bible-en-fr-sample", "tree2seq").train)
     seq2seq = load_experiment(CONFIGS, "hierarchical-tense", "tree2seq")
     for pair, model in LANGUAGE_MODELS.items():
@@ -362,7 +362,7 @@ def test_clear_errors(capsys, monkeypatch, tmp_path):
     everything = (PAIRS + list(BENCHMARKS) + list(CLASSIFICATION) + SENTIMENT_BENCHMARKS
                   + list(PAIR_TASKS) + list(LANGUAGE_MODELS))
     assert ", ".join(sorted(everything)) in err
-    code, _, err = run_experiment(capsys, monkeypatch, "train", "bible-en-fr-sample-target-trees",
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "bible-en-fr-sample-target-spacy",
                                   "tree2seq", **env)
     assert code == 1 and (f"run DATA={tmp_path / 'data'} TARGET_PARSER=spacy bash "
                           "data-prep/prepare-bible-sample.sh first") in err

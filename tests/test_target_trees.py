@@ -183,10 +183,10 @@ def test_the_bible_sample_writes_spacys_french_trees_from_recipe_to_generate_and
     run = dict(env, CHECKPOINTS=str(tmp_path / "ckpt"), CUDA_VISIBLE_DEVICES="")
     for script, *more in (("train.sh", "--max-update", "6"), ("evaluate.sh",)):
         proc = subprocess.run(["bash", str(ROOT / "scripts" / script),
-                               "bible-en-fr-sample-target-trees", "tree2seq", *more],
+                               "bible-en-fr-sample-target-spacy", "tree2seq", *more],
                               env=run, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    save = tmp_path / "ckpt" / "bible-en-fr-sample-target-trees" / "tree2seq"
+    save = tmp_path / "ckpt" / "bible-en-fr-sample-target-spacy" / "tree2seq"
     results = json.loads((save / "test-results.json").read_text())
     assert "--target-trees" in results["generate_command"] and results["sentences"] == 20
     written = (save / "translations.tok.fr").read_text().splitlines()
