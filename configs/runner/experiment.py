@@ -156,9 +156,11 @@ def train(exp: Experiment, env: dict, args, extras: list[str]) -> int:
     save_dir = env["checkpoints"] / exp.name / exp.model
     cmd, plan = train_command(exp, data_bin, save_dir, gpus, extras)
     where = f"{gpus} GPU(s)" if gpus else "CPU (no GPU visible)"
+    # the config's tokens per update are the paper's only in the paper's experiments
+    paper = f" (paper: {exp.tokens_per_update})" if exp.paper_result is not None else ""
     print(f"{exp.name} {exp.model} on {where}: effective batch {plan.processes} process(es) x "
           f"{plan.max_tokens} max tokens x update-freq {plan.update_freq} = "
-          f"{plan.tokens_per_update} tokens per update (paper: {exp.tokens_per_update})")
+          f"{plan.tokens_per_update} tokens per update{paper}")
     print(shlex.join(cmd), flush=True)
     if args.dry_run:
         return 0
