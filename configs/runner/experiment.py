@@ -40,12 +40,14 @@ from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
 from configs.runner import classification
-from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args, load_experiment
+from configs.runner.config import (BIN_DIR, FAIRSEQ_COMMAND, PLUGIN_DIR, Experiment, flag_args,
+                                   load_experiment)
 from configs.runner.processes import run_command
 from fairseq_tree.cli.average import average_checkpoints, last_checkpoints, save_state
 from fairseq_tree.cli.console import CliError, decode_line, numbered_lines, open_output
 from fairseq_tree.data.recipe import Recipe, has_recipe
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.library_noise import ignore_library_warnings
 
 HYPOTHESIS = re.compile(r"H-(\d+)\t")
 GENERATE_OUTPUT = re.compile(r"[STHDPAEIW]-\d+\t")  # fairseq-generate's per-sentence lines
@@ -237,7 +239,7 @@ def averaged_model(exp: Experiment, save_dir: Path, count: int) -> tuple[Path, l
 
 
 def generate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[str]):
-    return [str(BIN_DIR / "fairseq-generate"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
+    return [*FAIRSEQ_COMMAND, "generate", str(data_bin), "--user-dir", str(PLUGIN_DIR),
             "--task", "tree_translation", "--source-lang", exp.source, "--target-lang", exp.target,
             *flag_args(exp.task), "--path", str(model), "--gen-subset", "test",
             *flag_args(exp.generate), *extras]
@@ -334,6 +336,7 @@ def cli_main(argv=None):
     """Console entry point: errors end the run with one line "experiment: error: ..."."""
     logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
                         level=logging.INFO, stream=sys.stderr, force=True)
+    ignore_library_warnings()
     args, extras = get_parser().parse_known_args(argv)
     env = environment()
     try:
