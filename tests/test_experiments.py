@@ -365,6 +365,18 @@ def test_dry_run_names_the_papers_batch_only_for_the_papers_experiments(capsys, 
         assert out.splitlines()[0].endswith(" tokens per update"), out
 
 
+def test_bible_runs_show_fairseqs_progress_early():
+    """A Bible sample update takes seconds on two loaded cores: a training line every 10
+    updates; evaluation's fairseq-generate runs with the plugin first (no library noise, see
+    test_command_output.py) and logs a line after each batch unless told otherwise."""
+    exp = load_experiment(CONFIGS, "bible-en-fr-sample-target-spacy", "tree2seq")
+    assert exp.train["log-interval"] == 10
+    cmd = experiment.generate_command(exp, Path("data-bin"), Path("model.pt"),
+                                      ["--log-interval", "5"])
+    assert cmd[:4] == [sys.executable, "-m", "fairseq_tree.cli.fairseq_command", "generate"]
+    assert option(cmd[:-2], "--log-interval") == "1" and cmd[-2:] == ["--log-interval", "5"]
+
+
 def test_clear_errors(capsys, monkeypatch, tmp_path):
     env = {"DATA": tmp_path / "data", "CHECKPOINTS": tmp_path / "ckpt"}
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt99-xx-yy", "tree2seq", **env)

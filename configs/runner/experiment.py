@@ -239,10 +239,12 @@ def averaged_model(exp: Experiment, save_dir: Path, count: int) -> tuple[Path, l
 
 
 def generate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[str]):
+    """fairseq-generate on the test set, a progress line after each batch (a config or
+    ``extras`` may say otherwise)."""
     return [*FAIRSEQ_COMMAND, "generate", str(data_bin), "--user-dir", str(PLUGIN_DIR),
             "--task", "tree_translation", "--source-lang", exp.source, "--target-lang", exp.target,
             *flag_args(exp.task), "--path", str(model), "--gen-subset", "test",
-            *flag_args(exp.generate), *extras]
+            "--log-interval", "1", *flag_args(exp.generate), *extras]
 
 
 def write_lines(path: Path, lines: list[str]):
