@@ -1,7 +1,7 @@
 """The plugin's commands show fairseq's progress, not what fairseq's libraries print as noise
 (fairseq_tree/library_noise.py): real runs of fairseq-tree-preprocess, fairseq-tree-train and
-fairseq-generate as the configs runner runs it, each read for the lines fairseq's own
-fairseq-generate prints on the same model."""
+fairseq-generate as the configs runner runs it, each read for the lines that fairseq's own
+fairseq-train and fairseq-generate print on the same data."""
 
 import os
 import re
@@ -10,11 +10,7 @@ import sys
 
 import pytest
 
-from conftest import BIN, GENERATE, TRAIN, make_tree_corpus
-
-# "Please install tensorboardX" (fairseq's text-to-speech task, logged as fairseq is imported),
-# a Python warning ("file:line: UserWarning: ..."; hydra's, torch's), a DEBUG log line
-NOISE = re.compile(r"tensorboardX|\w+Warning: |\| DEBUG \||^DEBUG:", re.M)
+from conftest import BIN, GENERATE, LIBRARY_NOISE, TRAIN, make_tree_corpus
 
 
 def run(command: list) -> str:
@@ -47,13 +43,13 @@ def trained_tiny(tmp_path_factory):
 def test_preprocess_and_train_show_progress_without_library_noise(trained_tiny, tmp_path):
     data, _, preprocessed, trained = trained_tiny
     assert "Wrote preprocessed data to" in preprocessed
-    assert not NOISE.findall(preprocessed), preprocessed
+    assert not LIBRARY_NOISE.findall(preprocessed), preprocessed
     assert re.search(r"train_inner \| epoch 001: +1 / \d+ loss=", trained)  # fairseq's progress
-    assert not NOISE.findall(trained), trained
+    assert not LIBRARY_NOISE.findall(trained), trained
     # fairseq's own fairseq-train, the same run: the note, hydra's and torch's warnings
     theirs = run([BIN / "fairseq-train", data, *TRAIN, "--max-update", "4", "--log-interval", "1",
                   "--save-dir", tmp_path])
-    noise = "".join(NOISE.findall(theirs))
+    noise = "".join(LIBRARY_NOISE.findall(theirs))
     assert "tensorboardX" in noise and "UserWarning: " in noise and "FutureWarning: " in noise
 
 
@@ -65,7 +61,7 @@ def test_generate_as_the_runner_runs_it_shows_progress_without_library_noise(tra
     hypotheses = re.compile(r"^H-\d+\t.*$", re.M)
     assert hypotheses.findall(ours) == hypotheses.findall(theirs) != []
     assert re.search(r"progress_bar \| : +2 / 3 wps=", ours)  # a line a batch
-    assert not NOISE.findall(ours), ours
+    assert not LIBRARY_NOISE.findall(ours), ours
     # what is left out is there without the plugin first: the note and hydra's warnings
     assert "Please install tensorboardX" in theirs and "UserWarning: " in theirs
 
