@@ -18,6 +18,17 @@ import numpy as np
 if not hasattr(np, "compat"):
     np.compat = types.SimpleNamespace(long=int)
 
+# Before fairseq is imported below: its text-to-speech task's note is logged as fairseq imports it;
+# in the plugin's console scripts, fairseq's libraries' deprecation warnings are ignored.
+import sys  # noqa: E402
+
+from fairseq_tree.library_noise import (  # noqa: E402
+    drop_tensorboardx_note, ignore_library_warnings, is_plugin_command)
+
+drop_tensorboardx_note()
+if is_plugin_command(sys.argv[0] if sys.argv else ""):
+    ignore_library_warnings()
+
 from fairseq_tree import criterions, models, tasks  # noqa: E402,F401  (registers them with fairseq)
 from fairseq_tree.checkpoints import allow_fairseq_checkpoints, refuse_unsafe_checkpoints  # noqa: E402
 from fairseq_tree.errors import install_for_fairseq_commands  # noqa: E402

@@ -157,3 +157,9 @@ def generated_hypotheses(trained) -> list[str]:
     hypos = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", out.stdout, flags=re.M))
     n_test = len((BIBLE / "test.en").read_text(encoding="utf-8").splitlines())
     return [hypos[str(i)] for i in range(n_test)]
+
+
+# What the plugin's commands keep out of their output (fairseq_tree/library_noise.py): fairseq's
+# "Please install tensorboardX", a Python warning ("file:line: UserWarning: ..."; hydra's,
+# torch's), a DEBUG log line.
+LIBRARY_NOISE = re.compile(r"tensorboardX|\w+Warning: |\| DEBUG \||^DEBUG:", re.M)

@@ -38,7 +38,7 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "synthetic": ["tree2seq", "transformer", "transformer-linearized",
                             "tree2seq-no-hier-embed", "tree2seq-no-subtree-mask",
                             "tree2seq-released"],
-              "bible-en-fr-sample-target-trees": BIBLE_MODELS,
+              "bible-en-fr-sample-target-spacy": BIBLE_MODELS,
               "hierarchical-tense": ["tree2seq", "transformer", "transformer-linearized",
                                      "tree2seq-nodes-only", "tree2seq-no-subtree-mask",
                                      "tree2seq-multi-leaf-nodes"],
@@ -166,12 +166,12 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
 def test_configs_that_change_the_data_not_the_model_say_so_in_their_task_only():
     """Output trees and trees without one-leaf nodes are task options over the same model;
     fairseq's language model shares the sequence-to-sequence models' budget."""
-    for pair in ("hierarchical-tense-output-trees", "bible-en-fr-sample-target-trees"):
+    for pair in ("hierarchical-tense-output-trees", "bible-en-fr-sample-target-spacy"):
         for model in BENCHMARKS[pair]:
             assert load_experiment(CONFIGS, pair, model).task["target-trees"] is True
     dropped = load_experiment(CONFIGS, "hierarchical-tense", "tree2seq-multi-leaf-nodes")
     assert dropped.task == {"drop-single-leaf-nodes": True}
-    assert load_experiment(CONFIGS, "bible-en-fr-sample-target-trees", "tree2seq").train == (
+    assert load_experiment(CONFIGS, "bible-en-fr-sample-target-spacy", "tree2seq").train == (
         load_experiment(CONFIGS, "bible-en-fr-sample", "tree2seq").train)
     seq2seq = load_experiment(CONFIGS, "hierarchical-tense", "tree2seq")
     for pair, model in LANGUAGE_MODELS.items():
@@ -356,6 +356,28 @@ def test_extra_arguments_override_the_config(capsys, monkeypatch):
     assert "= 8192 tokens per update (paper: 32768)" in out
 
 
+def test_dry_run_names_the_papers_batch_only_for_the_papers_experiments(capsys, monkeypatch):
+    """A config's tokens per update are the paper's only where it holds the paper's result; a
+    benchmark's (the Bible sample's, the tense task's) are its own, with no paper figure."""
+    out, _ = dry_run(capsys, monkeypatch, "iwslt14-de-en", "tree2seq", 1)
+    assert out.splitlines()[0].endswith("= 4096 tokens per update (paper: 4096)")
+    for pair in ("bible-en-fr-sample-target-spacy", "hierarchical-tense"):
+        out, _ = dry_run(capsys, monkeypatch, pair, "tree2seq", 0)
+        assert out.splitlines()[0].endswith(" tokens per update"), out
+
+
+def test_bible_runs_show_fairseqs_progress_early():
+    """A Bible sample update takes seconds on two loaded cores: a training line every 10
+    updates; evaluation's fairseq-generate runs with the plugin first (no library noise, see
+    test_command_output.py) and logs a line after each batch unless told otherwise."""
+    exp = load_experiment(CONFIGS, "bible-en-fr-sample-target-spacy", "tree2seq")
+    assert exp.train["log-interval"] == 10
+    cmd = experiment.generate_command(exp, Path("data-bin"), Path("model.pt"),
+                                      ["--log-interval", "5"])
+    assert cmd[:4] == [sys.executable, "-m", "fairseq_tree.cli.fairseq_command", "generate"]
+    assert option(cmd[:-2], "--log-interval") == "1" and cmd[-2:] == ["--log-interval", "5"]
+
+
 def test_clear_errors(capsys, monkeypatch, tmp_path):
     env = {"DATA": tmp_path / "data", "CHECKPOINTS": tmp_path / "ckpt"}
     code, _, err = run_experiment(capsys, monkeypatch, "train", "iwslt99-xx-yy", "tree2seq", **env)
@@ -363,7 +385,7 @@ def test_clear_errors(capsys, monkeypatch, tmp_path):
     everything = (PAIRS + list(BENCHMARKS) + list(CLASSIFICATION) + SENTIMENT_BENCHMARKS
                   + list(PAIR_TASKS) + list(LANGUAGE_MODELS))
     assert ", ".join(sorted(everything)) in err
-    code, _, err = run_experiment(capsys, monkeypatch, "train", "bible-en-fr-sample-target-trees",
+    code, _, err = run_experiment(capsys, monkeypatch, "train", "bible-en-fr-sample-target-spacy",
                                   "tree2seq", **env)
     assert code == 1 and (f"run DATA={tmp_path / 'data'} TARGET_PARSER=spacy bash "
                           "data-prep/prepare-bible-sample.sh first") in err
@@ -563,7 +585,7 @@ def test_train_and_evaluate_on_a_recipe_layout(bible_pair, tmp_path, model, aver
     work = bible_pair
     out = run_script("train.sh", work, "bible-en-fr", model)
     assert "on CPU (no GPU visible): effective batch 1 process(es) x 512 max tokens x " \
-           "update-freq 2 = 1024 tokens per update (paper: 1024)" in out
+           "update-freq 2 = 1024 tokens per update\n" in out  # not a paper's config
     save_dir = work / "ckpt" / "bible-en-fr" / model
     assert sorted(p.name for p in save_dir.glob("checkpoint_*_*.pt")) == \
         ["checkpoint_1_12.pt", "checkpoint_1_4.pt", "checkpoint_1_8.pt"]

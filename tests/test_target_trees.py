@@ -12,7 +12,8 @@ import torch
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
-from conftest import GENERATE, PLUGIN_DIR, ROOT, TRAIN, TREES, run_cli, write_lines
+from conftest import (GENERATE, LIBRARY_NOISE, PLUGIN_DIR, ROOT, TRAIN, TREES, run_cli,
+                      write_lines)
 from fairseq_tree.data.tree_files import LABELS, SPANS, tree_file
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
@@ -181,12 +182,20 @@ def test_the_bible_sample_writes_spacys_french_trees_from_recipe_to_generate_and
     assert len(targets) == len(trees) == 20
     assert [" ".join(parse_tree(t).leaves) for t in trees] == targets
     run = dict(env, CHECKPOINTS=str(tmp_path / "ckpt"), CUDA_VISIBLE_DEVICES="")
-    for script, *more in (("train.sh", "--max-update", "6"), ("evaluate.sh",)):
+    shown = {}
+    for script, *more in (("train.sh", "--max-update", "6", "--log-interval", "2"),
+                          ("evaluate.sh", "--batch-size", "8")):
         proc = subprocess.run(["bash", str(ROOT / "scripts" / script),
-                               "bible-en-fr-sample-target-trees", "tree2seq", *more],
+                               "bible-en-fr-sample-target-spacy", "tree2seq", *more],
                               env=run, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    save = tmp_path / "ckpt" / "bible-en-fr-sample-target-trees" / "tree2seq"
+        shown[script] = proc.stdout + proc.stderr
+        # fairseq's progress, not its libraries' noise (tests/test_command_output.py)
+        assert not LIBRARY_NOISE.findall(shown[script]), shown[script]
+    assert "tokens per update\n" in shown["train.sh"]  # a benchmark's batch: no paper figure
+    assert re.search(r"train_inner \| epoch 001: +2 / ", shown["train.sh"])
+    assert re.search(r"progress_bar \| : +2 / 3 ", shown["evaluate.sh"])  # 20 verses, 8 a batch
+    save = tmp_path / "ckpt" / "bible-en-fr-sample-target-spacy" / "tree2seq"
     results = json.loads((save / "test-results.json").read_text())
     assert "--target-trees" in results["generate_command"] and results["sentences"] == 20
     written = (save / "translations.tok.fr").read_text().splitlines()

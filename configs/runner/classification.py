@@ -12,7 +12,7 @@ import json
 import shlex
 from pathlib import Path
 
-from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args
+from configs.runner.config import FAIRSEQ_COMMAND, PLUGIN_DIR, Experiment, flag_args
 from configs.runner.fairseq_logs import progress_records
 from configs.runner.processes import run_command
 from fairseq_tree.errors import CliError
@@ -46,7 +46,7 @@ def validate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[
     """fairseq-validate on valid and every test split, its summaries logged as JSON (last, so
     that the config and ``extras`` cannot change the format read)."""
     subsets = ",".join(["valid", *test_subsets(data_bin)])
-    return [str(BIN_DIR / "fairseq-validate"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
+    return [*FAIRSEQ_COMMAND, "validate", str(data_bin), "--user-dir", str(PLUGIN_DIR),
             "--task", exp.fairseq_task, *flag_args(exp.task), "--path", str(model),
             "--valid-subset", subsets, *flag_args(exp.validate or {}), *extras, *JSON_LOG]
 

@@ -20,6 +20,9 @@ from fairseq_tree.errors import CliError
 
 PLUGIN_DIR = Path(fairseq_tree.__file__).parent  # every fairseq command's --user-dir
 BIN_DIR = Path(sys.executable).parent  # fairseq's console scripts, in this environment
+# fairseq-generate / -validate with the plugin imported first (fairseq_tree.cli.fairseq_command):
+# the command's own output, without what fairseq's libraries print as fairseq is imported
+FAIRSEQ_COMMAND = [sys.executable, "-m", "fairseq_tree.cli.fairseq_command"]
 
 SECTIONS = {"batch", "train", "gpu", "task", "generate", "validate", "evaluate", "paper_bleu",
             "paper_accuracy", "paper_mse"}

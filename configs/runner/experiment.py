@@ -40,11 +40,13 @@ from sacrebleu.metrics import BLEU
 from sacremoses import MosesDetokenizer
 
 from configs.runner import classification
-from configs.runner.config import BIN_DIR, PLUGIN_DIR, Experiment, flag_args, load_experiment
+from configs.runner.config import (BIN_DIR, FAIRSEQ_COMMAND, PLUGIN_DIR, Experiment, flag_args,
+                                   load_experiment)
 from configs.runner.processes import run_command
 from fairseq_tree.checkpoint_averaging import average_checkpoints, last_checkpoints, save_state
 from fairseq_tree.data.recipe import Recipe, has_recipe
 from fairseq_tree.errors import CliError, FairseqTreeError
+from fairseq_tree.library_noise import ignore_library_warnings
 from fairseq_tree.line_files import decode_line, numbered_lines, open_output
 
 HYPOTHESIS = re.compile(r"H-(\d+)\t")
@@ -156,9 +158,11 @@ def train(exp: Experiment, env: dict, args, extras: list[str]) -> int:
     save_dir = env["checkpoints"] / exp.name / exp.model
     cmd, plan = train_command(exp, data_bin, save_dir, gpus, extras)
     where = f"{gpus} GPU(s)" if gpus else "CPU (no GPU visible)"
+    # the config's tokens per update are the paper's only in the paper's experiments
+    paper = f" (paper: {exp.tokens_per_update})" if exp.paper_result is not None else ""
     print(f"{exp.name} {exp.model} on {where}: effective batch {plan.processes} process(es) x "
           f"{plan.max_tokens} max tokens x update-freq {plan.update_freq} = "
-          f"{plan.tokens_per_update} tokens per update (paper: {exp.tokens_per_update})")
+          f"{plan.tokens_per_update} tokens per update{paper}")
     print(shlex.join(cmd), flush=True)
     if args.dry_run:
         return 0
@@ -235,10 +239,12 @@ def averaged_model(exp: Experiment, save_dir: Path, count: int) -> tuple[Path, l
 
 
 def generate_command(exp: Experiment, data_bin: Path, model: Path, extras: list[str]):
-    return [str(BIN_DIR / "fairseq-generate"), str(data_bin), "--user-dir", str(PLUGIN_DIR),
+    """fairseq-generate on the test set, a progress line after each batch (a config or
+    ``extras`` may say otherwise)."""
+    return [*FAIRSEQ_COMMAND, "generate", str(data_bin), "--user-dir", str(PLUGIN_DIR),
             "--task", "tree_translation", "--source-lang", exp.source, "--target-lang", exp.target,
             *flag_args(exp.task), "--path", str(model), "--gen-subset", "test",
-            *flag_args(exp.generate), *extras]
+            "--log-interval", "1", *flag_args(exp.generate), *extras]
 
 
 def write_lines(path: Path, lines: list[str]):
@@ -332,6 +338,7 @@ def cli_main(argv=None):
     """Console entry point: errors end the run with one line "experiment: error: ..."."""
     logging.basicConfig(format="%(asctime)s | %(levelname)s | %(name)s | %(message)s",
                         level=logging.INFO, stream=sys.stderr, force=True)
+    ignore_library_warnings()
     args, extras = get_parser().parse_known_args(argv)
     env = environment()
     try:

@@ -10,6 +10,14 @@ from fairseq_tree.errors import CliError
 TAIL = 3000  # characters of a failed command's output put in the error, when none was shown
 
 
+def program(cmd: list[str]) -> str:
+    """What ``cmd`` runs, for a message: its program's name; ``python -m MODULE COMMAND``'s module
+    and command (the runner's fairseq commands)."""
+    if cmd[1:2] == ["-m"]:
+        return " ".join(cmd[2:4])
+    return Path(cmd[0]).name
+
+
 def run_command(cmd: list, log=None, show=True, merge_stderr: bool = True, env=None,
                 cwd=None) -> str:
     """Run ``cmd`` and return its output (standard output and, with ``merge_stderr``, standard
@@ -34,5 +42,5 @@ def run_command(cmd: list, log=None, show=True, merge_stderr: bool = True, env=N
     output = "".join(lines)
     if proc.returncode != 0:
         tail = f":\n{output[-TAIL:]}" if show is False else ""
-        raise CliError(f"{Path(cmd[0]).name} exited with status {proc.returncode}{tail}")
+        raise CliError(f"{program(cmd)} exited with status {proc.returncode}{tail}")
     return output
