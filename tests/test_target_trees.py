@@ -74,11 +74,11 @@ def test_with_target_trees_the_decoder_learns_the_linearized_target_tree(data_bi
     assert words(task, dataset[4]["target"]) == "[(] [NP] ünïcode ( mot ) [)]"
     # one-word trees keep their leaves; what the tree adds is what generation strips
     stripped = task.target_dictionary.string(dataset[1]["target"],
-                                             extra_symbols_to_ignore=task.target_tree_symbols)
+                                             extra_symbols_to_ignore=task.output_tree.stripped_ids)
     assert stripped == "le chat était assis sur le tapis"
     assert dataset.tgt_sizes[0] == len(dataset[0]["target"])
     # a given target tree, as the hub gives it, is the tree the decoder learns
-    assert torch.equal(task.target_item(parse_tree(TARGET_TREES[2])), dataset[2]["target"])
+    assert torch.equal(task.output_tree.item(parse_tree(TARGET_TREES[2])), dataset[2]["target"])
 
 
 def test_a_malformed_target_tree_is_an_error_naming_the_file_and_line(tmp_path):

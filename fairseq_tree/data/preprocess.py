@@ -32,10 +32,12 @@ from fairseq_tree.data.binarize import (
     binarize_split,
     build_dictionary,
     count_symbols,
+    source_leaves,
 )
-from fairseq_tree.data.dependency_heads import source_leaves, write_dependency_heads
+from fairseq_tree.data.dependency_heads import write_dependency_heads
 from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.node_targets import load_node_targets
+from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.data.tree_files import node_targets_dictionary
 
 logger = logging.getLogger(__name__)
@@ -70,7 +72,7 @@ class PreprocessOptions:
     dependency_heads: Optional[str] = None  # read heads from {pref}.SUFFIX (CoNLL-U)
     node_targets: Optional[str] = None  # the class dictionary of the trees' labels
     no_target_label: Optional[str] = None  # with node_targets: units that get no target
-    target_trees: bool = False  # the target files hold bracketed trees
+    target_trees: bool = False  # the target files hold bracketed trees (an OutputTree)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **changes) -> "PreprocessOptions":
@@ -108,9 +110,9 @@ def heads_file(options: PreprocessOptions, pref: str) -> Optional[str]:
     return f"{pref}.{options.dependency_heads}" if options.dependency_heads else None
 
 
-def build_dictionaries(options: PreprocessOptions,
-                       encoding: Encoding) -> Tuple[Dictionary, Optional[Dictionary]]:
-    """Load the given dictionaries, or build them from the training pairs."""
+def build_dictionaries(options: PreprocessOptions, encoding: Encoding,
+                       train: Optional[PairFiles]) -> Tuple[Dictionary, Optional[Dictionary]]:
+    """Load the given dictionaries, or build them from the ``train`` pairs."""
     src_dict = Dictionary.load(options.srcdict) if options.srcdict else None
     tgt_dict = Dictionary.load(options.tgtdict) if options.tgtdict else None
     if options.joined_dictionary and src_dict is not None:
@@ -119,7 +121,7 @@ def build_dictionaries(options: PreprocessOptions,
         return src_dict, tgt_dict
 
     mapper = ChunkMapper(options.workers, encoding)
-    counts = count_symbols(pair_files(options, options.trainpref), mapper, options.skip_invalid)
+    counts = count_symbols(train, mapper, options.skip_invalid)
     labels = counts.labels + counts.tags if options.leaf_tags else counts.labels
     if options.joined_dictionary:
         joined = build_dictionary(
@@ -142,14 +144,15 @@ def build_dictionaries(options: PreprocessOptions,
 
 def build_encoding(options: PreprocessOptions) -> Encoding:
     """What the workers encode with (the dictionaries are added once built)."""
-    if not options.node_targets:
-        return Encoding(leaf_tags=options.leaf_tags, target_trees=options.target_trees)
-    try:
-        node_targets = load_node_targets(options.node_targets, options.no_target_label)
-    except ValueError as err:
-        raise InputError(options.node_targets, None, str(err)) from None
-    return Encoding(node_targets=node_targets, leaf_tags=options.leaf_tags,
-                    target_trees=options.target_trees)
+    encoding = Encoding(leaf_tags=options.leaf_tags,
+                        output_tree=OutputTree() if options.target_trees else None)
+    if options.node_targets:
+        try:
+            encoding.node_targets = load_node_targets(options.node_targets,
+                                                      options.no_target_label)
+        except ValueError as err:
+            raise InputError(options.node_targets, None, str(err)) from None
+    return encoding
 
 
 def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
@@ -157,8 +160,10 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
     src = options.source_lang
     tgt = None if options.only_source else options.target_lang
     splits = [(name, pref, pair_files(options, pref)) for name, pref in splits_of(options)]
+    train = next((files for name, _, files in splits if name == "train"), None)
     encoding = build_encoding(options)
-    encoding.src_dict, encoding.tgt_dict = build_dictionaries(options, encoding)
+    classes_file = os.path.join(workdir, node_targets_dictionary(src))
+    encoding.src_dict, encoding.tgt_dict = build_dictionaries(options, encoding, train)
     summary = []
     for lang, dictionary in ((src, encoding.src_dict), (tgt, encoding.tgt_dict)):
         if dictionary is not None:
@@ -166,7 +171,7 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
             summary.append(f"[{lang or 'source'}] dictionary: {len(dictionary)} types")
     if encoding.node_targets is not None:
         classes = encoding.node_targets.classes
-        classes.save(os.path.join(workdir, node_targets_dictionary(src)))
+        classes.save(classes_file)
         summary.append(f"node targets: {encoding.node_targets.num_classes} classes "
                        f"({' '.join(class_symbols(classes))})")
     if options.dict_only:
@@ -184,16 +189,10 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
         if options.dependency_heads:
             skipped = {error.lineno for error in result.skipped}
             conllu = heads_file(options, pref)
-            written = write_dependency_heads(conllu, source_leaves(files, skipped), src_prefix)
+            leaves = source_leaves(files, skipped)
+            written = write_dependency_heads(conllu, leaves, src_prefix)
             summary.append(f"{name}: dependency heads of {written} trees from {conllu}")
     return summary
-
-
-def publish(workdir: str, destdir: str):
-    """Move every finished output file from ``workdir`` into ``destdir``."""
-    for name in sorted(os.listdir(workdir)):
-        os.replace(os.path.join(workdir, name), os.path.join(destdir, name))
-    os.rmdir(workdir)
 
 
 def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> List[str]:
@@ -208,7 +207,8 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
         summary = write_datasets(options, workdir)
         with open(os.path.join(workdir, "preprocess.log"), "w", encoding="utf-8") as log:
             log.write(f"{log_line or options}\n" + "\n".join(summary) + "\n")
-        publish(workdir, options.destdir)
+        for name in sorted(os.listdir(workdir)):  # every split done: publish
+            os.replace(os.path.join(workdir, name), os.path.join(options.destdir, name))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     for line in summary:
@@ -220,7 +220,7 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
 def preprocess_folder(folder: Path, valid: Sequence[str] = ("valid",),
                       test: Sequence[str] = ("test",), **options) -> List[str]:
     """Binarise a generated data folder into ``folder/data-bin``: the pairs (``trees/NAME.src``,
-    ``tok/NAME.tgt``; ``trees/NAME.tgt`` with ``target_trees``) of train, of the ``valid``
+    ``tok/NAME.tgt``; ``trees/NAME.tgt`` with written target trees) of train, of the ``valid``
     names and of the ``test`` names (fairseq's valid, valid1, ...; test, test1, ...), each
     linked under one prefix as the binariser wants. ``options``: more ``PreprocessOptions``
     (languages src and tgt unless given)."""
