@@ -89,7 +89,8 @@ class Encoding:
 
 
 def read_pairs(files: PairFiles) -> Iterator[RawPair]:
-    """Yield aligned line pairs; stop with an error if one file has more lines than the other."""
+    """Yield aligned line pairs; stop with an error at the last line of the shorter file if one
+    file has more lines than the other."""
     if files.tgt is None:
         with open(files.src, "rb") as src:
             for lineno, line in enumerate(src, start=1):
@@ -99,10 +100,12 @@ def read_pairs(files: PairFiles) -> Iterator[RawPair]:
         for lineno, (s, t) in enumerate(itertools.zip_longest(src, tgt), start=1):
             if s is None or t is None:
                 short, long, rest = (files.src, files.tgt, tgt) if s is None else (files.tgt, files.src, src)
+                ends = f"the file ends here, after {lineno - 1} lines" if lineno > 1 else (
+                    "the file is empty")
                 raise InputError(
-                    short, None,
-                    f"has {lineno - 1} lines but {long} has {lineno + sum(1 for _ in rest)}; "
-                    "source and target files must have the same number of lines",
+                    short, lineno - 1 or None,
+                    f"{ends}, but {long} has {lineno + sum(1 for _ in rest)}; source and target "
+                    "files must have the same number of lines",
                 )
             yield RawPair(lineno, s, t)
 

@@ -8,7 +8,8 @@ written are named as fairseq-preprocess names its own (``dict.{lang}.txt``,
 ``{split}``), each source prefix with the tree datasets of ``tree_files`` beside it.
 
 Everything is written into a hidden temporary folder first and moved into place only when every
-split has succeeded, so a failed or interrupted run leaves nothing that looks like valid output.
+split has succeeded, so a failed or interrupted run leaves nothing that looks like valid output,
+and no folder that it made (a destination that was there is left as it was).
 """
 
 import argparse
@@ -195,11 +196,20 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
     return summary
 
 
+def first_missing_folder(path: str) -> Optional[str]:
+    """The outermost folder of ``path`` that does not exist yet (``path`` itself or one above
+    it), or None when it exists."""
+    path, missing = os.path.abspath(path), None
+    while not os.path.exists(path):
+        path, missing = os.path.dirname(path), path
+    return missing
+
+
 def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> List[str]:
     """Binarise into ``options.destdir`` (see the module docstring); return the summary lines
     (also logged, and written to ``preprocess.log`` after ``log_line``, by default the options).
     Bad input raises ``InputError`` naming its file and line."""
-    os.makedirs(options.destdir, exist_ok=True)
+    created = first_missing_folder(options.destdir)
     workdir = os.path.join(options.destdir, TMP_NAME)
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
@@ -209,6 +219,10 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
             log.write(f"{log_line or options}\n" + "\n".join(summary) + "\n")
         for name in sorted(os.listdir(workdir)):  # every split done: publish
             os.replace(os.path.join(workdir, name), os.path.join(options.destdir, name))
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     for line in summary:
