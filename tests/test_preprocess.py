@@ -242,3 +242,10 @@ def test_progress_is_logged_when_not_on_a_terminal(caplog):
         "binarizing train: 3600 pairs", "binarizing train: 4500 pairs",
     ]
 
+
+def test_skip_invalid_says_it_skips_bad_target_trees_too():
+    from fairseq_tree.cli.preprocess import get_parser
+
+    (action,) = [a for a in get_parser()._actions if "--skip-invalid" in a.option_strings]
+    assert "source tree" in action.help and "target tree" in action.help
+

@@ -63,9 +63,9 @@ def get_parser():
     group = parser.add_argument_group("Trees")
     group.add_argument(
         "--skip-invalid", action="store_true",
-        help="skip line pairs whose source tree is malformed or whose source or target line is "
-        "empty (both sides together), count them and report them in the summary, instead of "
-        "stopping at the first one",
+        help="skip line pairs with a bad side (both sides together): a source tree, or with "
+        "--target-trees a target tree, that is malformed, a line that is empty or not UTF-8; "
+        "count them and report them in the summary, instead of stopping at the first one",
     )
     group.add_argument(
         "--leaf-tags", action="store_true",
