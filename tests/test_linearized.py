@@ -104,7 +104,7 @@ def test_real_trees_round_trip(example):
         trees = (work / "bpe" / f"{split}.en").read_text(encoding="utf-8").splitlines()
         assert len(dataset) == len(trees)
         for i, line in enumerate(trees):
-            leaves, labels, spans = delinearize(dataset[i]["source"], *task.source.symbols.bracket_ids)
+            leaves, labels, spans = task.source.symbols.delinearize(dataset[i]["source"])
             tree = parse_tree(line)
             assert leaves.tolist() == [d.index(leaf) for leaf in tree.leaves] + [d.eos()]
             assert labels.tolist() == [d.index(label_symbol(n.label)) for n in tree.nodes]

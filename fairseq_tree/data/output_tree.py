@@ -21,7 +21,7 @@ from fairseq.data import data_utils
 
 from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.linearized_tree import TOKENS_PER_NODE, TreeSymbols
-from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
+from fairseq_tree.data.tree_encoding import encode_tree
 from fairseq_tree.data.tree_files import LABELS, SPANS, tree_file
 from fairseq_tree.trees.normal_form import NormalTree, parse_tree
 
@@ -30,7 +30,7 @@ NODE_PARTS = (LABELS, SPANS)  # what a written tree stores beside its leaves
 
 class OutputTree:
     """The target written as a tree; ``symbols`` its brackets and labels in the target
-    dictionary (None until ``with_symbols``)."""
+    dictionary (None for the binarizer, which has no dictionary yet)."""
 
     # A tree of n leaves has at most 2n - 1 nodes, each written as TOKENS_PER_NODE tokens.
     TOKENS_PER_WORD = 1 + 2 * TOKENS_PER_NODE

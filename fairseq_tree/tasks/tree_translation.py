@@ -83,9 +83,11 @@ class TreeTranslationTask(TranslationTask):
     ``src_tokens`` (see ``TreeLanguagePairDataset``); with ``leaves-only`` this is fairseq's
     ``translation`` task on the leaves; with ``linearized`` it is fairseq's ``translation`` task
     on the bracketed trees (``LinearizedTreeDataset``), whose two bracket symbols are appended
-    to the source dictionary (and to the target one when they are joined) at setup.
-    ``fairseq-interactive`` reads one bracketed tree per line and applies the configured
-    ``--bpe`` to each leaf.
+    to the source dictionary (and to the target one when they are joined) at setup. A model
+    that writes trees has its ``output_tree`` (``data/output_tree.py``), the brackets appended
+    to the target dictionary. The pairs are ``data/tree_pairs.py``'s; ``fairseq-interactive``
+    reads one bracketed tree per line and applies the configured ``--bpe`` to each leaf, its
+    trees waiting in ``data/interactive_trees.py``'s queue.
     """
 
     cfg: TreeTranslationConfig
