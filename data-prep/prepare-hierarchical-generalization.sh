@@ -5,7 +5,7 @@
 #
 #   bash data-prep/prepare-hierarchical-generalization.sh
 #     -> $DATA/tense/, $DATA/tense-right-branching/, $DATA/question/, $DATA/question-right-branching/
-#        and $DATA/tense-output-trees/ (with the targets' gold trees, for --target-trees),
+#        and $DATA/tense-output-trees/ (with the targets' gold trees, for written trees),
 #        $DATA/tense-lm/ (tense as one sequence an example, for fairseq's transformer_lm)
 #
 # (see data-prep/prepare_hierarchical_generalization.py for the layout; the generalization set

@@ -46,6 +46,7 @@ from recipe_steps import (
 )
 
 from fairseq_tree.data.bpe import build_segmenter
+from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.data.preprocess import PreprocessOptions, preprocess
 from fairseq_tree.data.recipe import Recipe as RecipeRecord
 from fairseq_tree.data.recipe import TextSteps
@@ -425,10 +426,16 @@ class Recipe:
                     f"{sizes['test']} pairs")
 
     def target_trees_record(self) -> dict | None:
-        """recipe.json's record of the target side's parser (None: no target trees)."""
+        """recipe.json's record of the target side's parser and of the nodes of each split's
+        binarized trees (None: no target trees)."""
         if not self.args.target_parser:
             return None
-        return {"parser": self.args.target_parser, **spacy_record(self.target_parse_args())}
+        src, tgt = self.args.src, self.args.tgt
+        nodes = {split: OutputTree.count_nodes(str(self.work / "data-bin" /
+                                                   f"{split}.{src}-{tgt}.{tgt}"))
+                 for split in SPLITS}
+        return {"parser": self.args.target_parser, **spacy_record(self.target_parse_args()),
+                "nodes": nodes}
 
     def run(self):
         self.args.target_spacy_model_version = None

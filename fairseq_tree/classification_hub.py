@@ -44,7 +44,7 @@ from fairseq_tree.checkpoints import read_checkpoint
 from fairseq_tree.inference.loading import TEXT_STEPS, load_for_inference
 from fairseq_tree.inference.text import TextPipeline
 from fairseq_tree.tasks.tree_classification import TreeClassificationTask
-from fairseq_tree.tasks.tree_translation import InputTreeError, read_input_tree
+from fairseq_tree.trees.inputs import InputTreeError, read_input_tree
 
 logger = logging.getLogger(__name__)
 

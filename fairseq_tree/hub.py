@@ -35,7 +35,8 @@ from fairseq_tree.data.tree_encoding import EncodedTree
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.inference.loading import load_for_inference
 from fairseq_tree.inference.text import TextPipeline
-from fairseq_tree.tasks.tree_translation import InputTreeError, TreeTranslationTask, read_input_tree
+from fairseq_tree.tasks.tree_translation import TreeTranslationTask
+from fairseq_tree.trees.inputs import InputTreeError, read_input_tree
 
 logger = logging.getLogger(__name__)
 
@@ -217,9 +218,9 @@ class TreeHubInterface(GeneratorHubInterface):
     def encode_targets(self, sentences: List[str], names: List[str]) -> List[torch.Tensor]:
         """Target token ids (ending in EOS) of translations, tokenised (in the target language),
         lowercased and split into subwords as the recipe made the training targets; a model
-        that writes trees (--target-trees) is given bracketed target trees, their leaves split
-        into subwords, as the tree it would write."""
-        if self.task.cfg.target_trees:
+        that writes trees is given bracketed target trees, their leaves split into subwords, as
+        the tree it would write."""
+        if self.task.output_tree is not None:
             return [self.encode_target_tree(line, index, name)
                     for index, (line, name) in enumerate(zip(sentences, names))]
         encoded = []
@@ -241,7 +242,7 @@ class TreeHubInterface(GeneratorHubInterface):
                                         f"is not one: {err.reason}") from None
         except ValueError as err:
             raise TranslationInputError(f"{name}: {err}") from None
-        return self.task.target_item(tree)
+        return self.task.output_tree.item(tree)
 
     def fitting_targets(self, tokens: List[torch.Tensor], names: List[str]):
         """Raise ``TranslationInputError`` for the first target longer than the model accepts."""
@@ -277,9 +278,11 @@ class TreeHubInterface(GeneratorHubInterface):
         ).next_epoch_itr(shuffle=False)
 
     def string(self, tokens) -> str:
-        """The target symbols of ``tokens``; of a written tree (--target-trees), its leaves."""
+        """The target symbols of ``tokens``; of a written tree, its leaves."""
+        output_tree = self.task.output_tree
         return self.tgt_dict.string(tokens.leaves if isinstance(tokens, EncodedTree) else tokens,
-                                    extra_symbols_to_ignore=self.task.target_tree_symbols)
+                                    extra_symbols_to_ignore=output_tree.stripped_ids
+                                    if output_tree is not None else set())
 
     def remove_bpe(self, sentence: str) -> str:
         return self.target_text.merge_subwords(sentence)

@@ -216,6 +216,13 @@ def test_no_import_circle():
     assert import_circles() == []
 
 
+def test_the_classification_hub_reads_its_inputs_without_the_translation_task():
+    imported = {module for module, _ in imported_modules(PACKAGE / "classification_hub.py",
+                                                          ROOT)}
+    assert "fairseq_tree.trees.inputs" in imported
+    assert not any(module.startswith("fairseq_tree.tasks.tree_translation") for module in imported)
+
+
 def test_the_check_sees_import_circles(tmp_path):
     """The circle check on a small package: a model that imports the hub inside a function,
     while the hub imports the models package at its top, is a circle of three modules."""

@@ -8,11 +8,10 @@ import pytest
 from fairseq.data import Dictionary
 
 from conftest import TREES, run_cli, write_lines
-from fairseq_tree.data.binarize import InputError, PairFiles
+from fairseq_tree.data.binarize import InputError, PairFiles, source_leaves
 from fairseq_tree.data.dependency_heads import (
     aligned_heads,
     read_conllu,
-    source_leaves,
     subword_conllu,
     write_dependency_heads,
 )

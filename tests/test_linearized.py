@@ -43,7 +43,7 @@ def test_trees_become_bracketed_sequences(hand_bin):
         "[(] [FRAG] hello [)]",
     ]
     assert all(dataset[i]["source"][-1] == d.eos() for i in range(len(dataset)))
-    assert d.index("(") not in task.bracket_ids  # the word "(" is not a bracket
+    assert d.index("(") not in task.source.symbols.bracket_ids  # the word "(" is not a bracket
 
 
 def test_brackets_join_the_dictionary_deterministically(hand_bin):
@@ -53,7 +53,7 @@ def test_brackets_join_the_dictionary_deterministically(hand_bin):
     for _ in range(2):
         task, _ = setup_task(hand_bin, *LINEARIZED)
         src, tgt = task.source_dictionary, task.target_dictionary
-        assert task.bracket_ids == (size, size + 1)
+        assert task.source.symbols.bracket_ids == (size, size + 1)
         assert (src[size], src[size + 1]) == (OPEN_SYMBOL, CLOSE_SYMBOL) == (
             label_symbol("("), label_symbol(")"))
         assert src == tgt  # --share-all-embeddings still applies
@@ -104,7 +104,7 @@ def test_real_trees_round_trip(example):
         trees = (work / "bpe" / f"{split}.en").read_text(encoding="utf-8").splitlines()
         assert len(dataset) == len(trees)
         for i, line in enumerate(trees):
-            leaves, labels, spans = delinearize(dataset[i]["source"], *task.bracket_ids)
+            leaves, labels, spans = task.source.symbols.delinearize(dataset[i]["source"])
             tree = parse_tree(line)
             assert leaves.tolist() == [d.index(leaf) for leaf in tree.leaves] + [d.eos()]
             assert labels.tolist() == [d.index(label_symbol(n.label)) for n in tree.nodes]

@@ -130,9 +130,32 @@ def test_mismatched_line_counts_stop_with_nothing_written(tree_corpus, tmp_path)
     dest = tmp_path / "bin"
     proc = preprocess(tree_corpus, dest, check=False)
     assert proc.returncode == 1
-    assert f"{tree_corpus / 'valid.fr'}: has 5 lines but {tree_corpus / 'valid.en'} has 6" in proc.stderr
+    # FILE:LINE where the shorter file ends
+    assert (f"{tree_corpus / 'valid.fr'}:5: the file ends here, after 5 lines, but "
+            f"{tree_corpus / 'valid.en'} has 6") in proc.stderr
     assert "Traceback" not in proc.stderr
-    assert output_files(dest) == []  # not even the already finished train split or dictionaries
+    assert not dest.exists()  # not even the already finished train split or dictionaries, nor
+    # the folder the run made
+
+
+def test_a_failed_run_leaves_a_destination_that_was_there_as_it_was(tree_corpus, tmp_path):
+    write_lines(tree_corpus / "valid.fr", TARGETS[:-1])
+    dest = tmp_path / "bin"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("kept\n")
+    assert preprocess(tree_corpus, dest, check=False).returncode == 1
+    assert output_files(dest) == ["notes.txt"]
+    nested = tmp_path / "new" / "deeper" / "bin"
+    assert preprocess(tree_corpus, nested, check=False).returncode == 1
+    assert not (tmp_path / "new").exists()  # every folder the run made is gone
+
+
+def test_an_empty_shorter_file_is_named_without_a_line(tree_corpus, tmp_path):
+    write_lines(tree_corpus / "valid.en", [])
+    proc = preprocess(tree_corpus, tmp_path / "bin", check=False)
+    assert proc.returncode == 1
+    assert (f"{tree_corpus / 'valid.en'}: the file is empty, but "
+            f"{tree_corpus / 'valid.fr'} has 6") in proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -197,7 +220,7 @@ def test_interrupted_run_leaves_no_output(tree_corpus, tmp_path, monkeypatch):
             "--validpref", str(tree_corpus / "valid"), "--destdir", str(dest),
         ])
     assert calls == ["train", "valid"]
-    assert output_files(dest) == []
+    assert not dest.exists()
 
 
 def test_missing_input_file_is_named(tree_corpus, tmp_path):
@@ -218,3 +241,16 @@ def test_progress_is_logged_when_not_on_a_terminal(caplog):
         "binarizing train: 1800 pairs", "binarizing train: 2700 pairs",
         "binarizing train: 3600 pairs", "binarizing train: 4500 pairs",
     ]
+
+
+def test_skip_invalid_says_it_skips_bad_target_trees_too():
+    from fairseq_tree.cli.preprocess import get_parser
+
+    (action,) = [a for a in get_parser()._actions if "--skip-invalid" in a.option_strings]
+    assert "source tree" in action.help and "target tree" in action.help
+
+
+def test_target_nodes_are_counted_only_for_written_trees(tree_corpus, tmp_path):
+    proc = preprocess(tree_corpus, tmp_path / "bin")
+    assert "target tokens" in proc.stdout and "target nodes" not in proc.stdout
+    assert "target nodes" not in (tmp_path / "bin" / "preprocess.log").read_text()

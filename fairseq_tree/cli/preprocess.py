@@ -39,7 +39,6 @@ Everything is written into a hidden temporary folder first and moved into place 
 split has succeeded, so a failed or interrupted run leaves nothing that looks like valid output.
 """
 
-import dataclasses
 import logging
 import os
 import sys
@@ -64,9 +63,9 @@ def get_parser():
     group = parser.add_argument_group("Trees")
     group.add_argument(
         "--skip-invalid", action="store_true",
-        help="skip line pairs whose source tree is malformed or whose source or target line is "
-        "empty (both sides together), count them and report them in the summary, instead of "
-        "stopping at the first one",
+        help="skip line pairs with a bad side (both sides together): a source tree, or with "
+        "--target-trees a target tree, that is malformed, a line that is empty or not UTF-8; "
+        "count them and report them in the summary, instead of stopping at the first one",
     )
     group.add_argument(
         "--leaf-tags", action="store_true",
@@ -177,19 +176,14 @@ def check_classification_args(parser, args):
                      "--label-dict)")
 
 
-def classification_options(args) -> ClassificationOptions:
-    """The options of ``--task tree_classification``, from the parsed command line."""
-    return ClassificationOptions(**{f.name: getattr(args, f.name)
-                                    for f in dataclasses.fields(ClassificationOptions)
-                                    if hasattr(args, f.name)})
-
-
 def main(args):
     """Binarise as the parsed (and checked: ``check_args``) command line says."""
     if args.task == CLASSIFICATION_TASK:
-        binarize_classification(classification_options(args))
+        options = ClassificationOptions.from_args(args)
+        binarize_classification(options)
     else:
-        preprocess(PreprocessOptions.from_args(args), log_line=str(args))
+        options = PreprocessOptions.from_args(args)
+        preprocess(options, log_line=str(args))
 
 
 def cli_main(argv=None):

@@ -18,7 +18,7 @@ the Python API, ``fairseq_tree.hub.from_pretrained`` (``Tree2SeqModel.from_pretr
 ``--input`` and TGT, the model's log-probability of the target (natural log, summed over its
 subword tokens and end of sentence, as ``fairseq-generate --score-reference`` computes it), one
 number a line. Every line of both files must hold a sentence, and the two files as many lines.
-A model that writes trees (``tree_translation --target-trees``) is given its targets as
+A model that writes trees (string-to-tree) is given its targets as
 bracketed trees (tokenized, as its recipe's ``trees/`` targets); translations are their leaves.
 
     fairseq-tree-translate --recipe data/bible-en-fr-sample --parser link-grammar \
@@ -53,7 +53,7 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-detokenize", action="store_true", help="write tokenised output")
     parser.add_argument("--score-targets", metavar="FILE",
                         help="score these translations of --input (one a line; bracketed trees "
-                        "for a model trained with --target-trees) instead of translating: one "
+                        "for a model that writes trees) instead of translating: one "
                         "log-probability a line")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--lenpen", type=float, default=1.0)

@@ -1,8 +1,7 @@
 """Binarising parallel (bracketed source tree, target text) files into fairseq datasets, or
 source trees alone (``--only-source``, the layout of fairseq's ``sentence_prediction``). With
-``Encoding.target_trees`` the target lines are bracketed trees too: their leaves are the target
-dataset (the text a plain model translates into), their labels and spans written beside it as a
-source tree's are (``tree_files``), for ``tree_translation --target-trees``.
+``Encoding.output_tree`` the target lines are bracketed trees too, written as ``OutputTree``
+says: their leaves are the target dataset, their labels and spans beside it.
 
 Source and target are always read in lockstep, one line pair at a time, so the two sides cannot
 drift apart: a pair is written whole or skipped whole. Worker processes parse and encode chunks of
@@ -29,6 +28,7 @@ from fairseq.tokenizer import tokenize_line
 
 from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.node_targets import NodeTargets
+from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.data.progress import Progress
 from fairseq_tree.data.tree_encoding import EncodedTree, encode_tree
 from fairseq_tree.data.tree_files import LABELS, LEAVES, NODE_TARGETS, SPANS, TAGS, tree_file
@@ -70,7 +70,7 @@ class ParsedPair:
     lineno: int
     tree: Optional[NormalTree] = None
     target: Optional[List[str]] = None
-    target_tree: Optional[NormalTree] = None  # with target trees: the target's (its leaves
+    target_tree: Optional[NormalTree] = None  # with an output tree: the target's (its leaves
     # are ``target``)
     unit_targets: Optional[List[int]] = None  # with NodeTargets: class of each leaf and node
     error_side: Optional[str] = None  # "src" or "tgt" when the pair is invalid
@@ -85,11 +85,12 @@ class Encoding:
     tgt_dict: Optional[Dictionary] = None
     node_targets: Optional[NodeTargets] = None
     leaf_tags: bool = False  # also write the leaves' POS tags
-    target_trees: bool = False  # the target lines are bracketed trees
+    output_tree: Optional[OutputTree] = None  # the target lines are bracketed trees
 
 
 def read_pairs(files: PairFiles) -> Iterator[RawPair]:
-    """Yield aligned line pairs; stop with an error if one file has more lines than the other."""
+    """Yield aligned line pairs; stop with an error at the last line of the shorter file if one
+    file has more lines than the other."""
     if files.tgt is None:
         with open(files.src, "rb") as src:
             for lineno, line in enumerate(src, start=1):
@@ -99,10 +100,12 @@ def read_pairs(files: PairFiles) -> Iterator[RawPair]:
         for lineno, (s, t) in enumerate(itertools.zip_longest(src, tgt), start=1):
             if s is None or t is None:
                 short, long, rest = (files.src, files.tgt, tgt) if s is None else (files.tgt, files.src, src)
+                ends = f"the file ends here, after {lineno - 1} lines" if lineno > 1 else (
+                    "the file is empty")
                 raise InputError(
-                    short, None,
-                    f"has {lineno - 1} lines but {long} has {lineno + sum(1 for _ in rest)}; "
-                    "source and target files must have the same number of lines",
+                    short, lineno - 1 or None,
+                    f"{ends}, but {long} has {lineno + sum(1 for _ in rest)}; source and target "
+                    "files must have the same number of lines",
                 )
             yield RawPair(lineno, s, t)
 
@@ -112,9 +115,9 @@ def _decode(line: bytes) -> str:
 
 
 def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None,
-               target_trees: bool = False) -> ParsedPair:
-    """Parse the source tree and tokenise the target of one line pair (parse it, with
-    ``target_trees``), recording what is wrong; with ``node_targets``, take the tree's labels
+               output_tree: Optional[OutputTree] = None) -> ParsedPair:
+    """Parse the source tree and tokenise the target of one line pair (parse it, with an
+    ``output_tree``), recording what is wrong; with ``node_targets``, take the tree's labels
     as targets and hide them from the input."""
     try:
         src_text = _decode(raw.src)
@@ -137,14 +140,13 @@ def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None,
         except ValueError as err:
             return ParsedPair(raw.lineno, error_side="src", error=str(err))
     target_tree = None
-    if tgt_text is not None and target_trees:
-        if not tgt_text.strip():
-            return ParsedPair(raw.lineno, error_side="tgt",
-                              error="empty line (expected a bracketed target tree)")
+    if tgt_text is not None and output_tree is not None:
         try:
-            target_tree = parse_tree(tgt_text)
+            target_tree = output_tree.parse(tgt_text)
         except TreeSyntaxError as err:
             return ParsedPair(raw.lineno, error_side="tgt", error=f"malformed tree: {err}")
+        except ValueError as err:
+            return ParsedPair(raw.lineno, error_side="tgt", error=str(err))
         target = target_tree.leaves
     else:
         target = None if tgt_text is None else tokenize_line(tgt_text)
@@ -152,6 +154,14 @@ def parse_pair(raw: RawPair, node_targets: Optional[NodeTargets] = None,
         return ParsedPair(raw.lineno, error_side="tgt", error="empty line (expected target text)")
     return ParsedPair(raw.lineno, tree=tree, target=target, target_tree=target_tree,
                       unit_targets=unit_targets)
+
+
+def source_leaves(files: PairFiles, skipped: set) -> Iterator[tuple]:
+    """``("FILE:LINE", leaves)`` of every source tree as the binarizer reads it (the same line
+    pairs and parser); leaves None at the line numbers in ``skipped``."""
+    for raw in read_pairs(files):
+        where = f"{files.src}:{raw.lineno}"
+        yield where, None if raw.lineno in skipped else parse_pair(raw).tree.leaves
 
 
 def chunked(items: Iterable, size: Optional[int] = None) -> Iterator[list]:
@@ -194,7 +204,7 @@ def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair
     """Symbol counts of the valid pairs of a chunk, and its invalid pairs."""
     counts, invalid = SymbolCounts(), []
     for raw in chunk:
-        parsed = parse_pair(raw, _WORKER_ENCODING.node_targets, _WORKER_ENCODING.target_trees)
+        parsed = parse_pair(raw, _WORKER_ENCODING.node_targets, _WORKER_ENCODING.output_tree)
         if parsed.error:
             invalid.append(parsed)
             continue
@@ -203,8 +213,7 @@ def count_chunk(chunk: Sequence[RawPair]) -> Tuple[SymbolCounts, List[ParsedPair
         counts.tags.update(label_symbol(tag) for tag in parsed.tree.tags if tag is not None)
         counts.target.update(parsed.target or ())
         if parsed.target_tree is not None:
-            counts.target_labels.update(label_symbol(node.label)
-                                        for node in parsed.target_tree.nodes)
+            counts.target_labels.update(OutputTree.label_symbols(parsed.target_tree))
     counts.pairs = len(chunk)
     return counts, invalid
 
@@ -214,7 +223,7 @@ class EncodedPair:
     lineno: int
     source: Optional[EncodedTree] = None
     target: Optional[torch.Tensor] = None
-    target_tree: Optional[EncodedTree] = None  # with target trees (its leaves are ``target``)
+    target_tree: Optional[EncodedTree] = None  # with an output tree (its leaves are ``target``)
     unit_targets: Optional[torch.Tensor] = None  # (n + m,) class ids, pad where none
     invalid: Optional[ParsedPair] = None
 
@@ -237,7 +246,7 @@ def encode_pair(parsed: ParsedPair, encoding: Encoding) -> EncodedPair:
 def encode_chunk(chunk: Sequence[RawPair]) -> List[EncodedPair]:
     encoding, encoded = _WORKER_ENCODING, []
     for raw in chunk:
-        parsed = parse_pair(raw, encoding.node_targets, encoding.target_trees)
+        parsed = parse_pair(raw, encoding.node_targets, encoding.output_tree)
         if parsed.error:
             encoded.append(EncodedPair(parsed.lineno, invalid=parsed))
         else:
@@ -326,6 +335,7 @@ class SplitSummary:
     label_unk: int = 0
     tgt_tokens: int = 0
     tgt_unk: int = 0
+    tgt_nodes: Optional[int] = None  # with an output tree
     units_with_target: Optional[int] = None  # with node targets
     skipped: List[InputError] = field(default_factory=list)
 
@@ -339,6 +349,8 @@ class SplitSummary:
         if pair.target is not None:
             self.tgt_tokens += len(pair.target) - 1
             self.tgt_unk += int((pair.target[:-1] == tgt_unk).sum())
+        if pair.target_tree is not None:
+            self.tgt_nodes += pair.target_tree.num_nodes
         if pair.unit_targets is not None:
             with_target = int((pair.unit_targets != no_target).sum())
             self.units_with_target = (self.units_with_target or 0) + with_target
@@ -349,6 +361,8 @@ class SplitSummary:
 
         what, lines = ("pairs", "line pairs") if self.has_target else ("trees", "lines")
         target = f", {self.tgt_tokens} target tokens" if self.has_target else ""
+        if self.tgt_nodes is not None:
+            target += f", {self.tgt_nodes} target nodes"
         out = [
             f"{self.name}: {self.pairs} {what}, {self.leaves} leaves, {self.nodes} nodes "
             f"({self.nodes / max(self.leaves, 1):.2f} per leaf){target}",
@@ -378,9 +392,9 @@ class SplitWriter:
         if tgt_prefix is not None:
             tgt_dtype = best_fitting_int_dtype(len(encoding.tgt_dict))
             outputs["target"] = (tgt_prefix, tgt_dtype)
-            if encoding.target_trees:
-                outputs["target_labels"] = (tree_file(tgt_prefix, LABELS), tgt_dtype)
-                outputs["target_spans"] = (tree_file(tgt_prefix, SPANS), SPAN_DTYPE)
+            if encoding.output_tree is not None:  # the nodes of the written trees
+                outputs.update({("target", kind): (tree_file(tgt_prefix, kind), dtype)
+                                for kind, dtype in ((LABELS, tgt_dtype), (SPANS, SPAN_DTYPE))})
         if encoding.node_targets is not None:
             classes = len(encoding.node_targets.classes)
             outputs[NODE_TARGETS] = (tree_file(src_prefix, NODE_TARGETS),
@@ -397,8 +411,8 @@ class SplitWriter:
                  SPANS: pair.source.spans.view(-1), "target": pair.target,
                  NODE_TARGETS: pair.unit_targets, TAGS: pair.source.tags}
         if pair.target_tree is not None:
-            items.update(target_labels=pair.target_tree.labels,
-                         target_spans=pair.target_tree.spans.view(-1))
+            items.update({("target", LABELS): pair.target_tree.labels,
+                          ("target", SPANS): pair.target_tree.spans.view(-1)})
         for item, (_, builder) in self.builders.items():
             builder.add_item(items[item])
 
@@ -418,7 +432,8 @@ def binarize_split(
 ) -> SplitSummary:
     """Write the datasets of one split under the given output prefixes and summarise it
     (``tgt_prefix`` None: source trees only)."""
-    summary = SplitSummary(name, has_target=tgt_prefix is not None)
+    summary = SplitSummary(name, has_target=tgt_prefix is not None,
+                           tgt_nodes=0 if encoding.output_tree is not None else None)
     writer = SplitWriter(src_prefix, tgt_prefix, encoding)
     mapper = ChunkMapper(workers, encoding)
     src_unk = encoding.src_dict.unk()

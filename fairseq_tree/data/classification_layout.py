@@ -22,6 +22,7 @@ and writes, into DESTDIR,
              {split}.label, copied as they are
 """
 
+import dataclasses
 import logging
 import os
 import shutil
@@ -59,6 +60,13 @@ class ClassificationOptions:
     nwordssrc: int = -1
     padding_factor: int = 8
     workers: int = 1
+
+    @classmethod
+    def from_args(cls, args) -> "ClassificationOptions":
+        """The options of a parsed fairseq-tree-preprocess --task tree_classification command
+        line."""
+        return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls)
+                      if hasattr(args, f.name)})
 
     def tree_file(self, pref: str, key: str) -> str:
         """The tree file of ``key`` (input0, input1) of the split at ``pref``."""

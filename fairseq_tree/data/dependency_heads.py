@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
 
-from fairseq_tree.data.binarize import SPAN_DTYPE, InputError, PairFiles, parse_pair, read_pairs
+from fairseq_tree.data.binarize import SPAN_DTYPE, InputError
 from fairseq_tree.data.tree_files import HEADS, tree_file
 from fairseq_tree.trees.bracketed import lowercase_leaf
 from fairseq_tree.trees.dependency import EMPTY_LINE_COMMENT
@@ -151,14 +151,6 @@ def write_dependency_heads(conllu_path: str, trees: Iterator[tuple], prefix: str
         raise InputError(conllu_path, extra.lineno, "has more sentences than the tree file lines")
     builder.finalize(path + ".idx")
     return written
-
-
-def source_leaves(files: PairFiles, skipped: set) -> Iterator[tuple]:
-    """``("FILE:LINE", leaves)`` of every source tree as the binarizer reads it (the same line
-    pairs and parser); leaves None at the line numbers in ``skipped``."""
-    for raw in read_pairs(files):
-        where = f"{files.src}:{raw.lineno}"
-        yield where, None if raw.lineno in skipped else parse_pair(raw).tree.leaves
 
 
 SUBWORD_RELATION = "subword"  # a piece's relation to the last piece of its word

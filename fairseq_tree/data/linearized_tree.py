@@ -16,13 +16,15 @@ brackets, which no Moses token has (Moses splits them off), around a round brack
 label holds.
 """
 
-from typing import List, Tuple
+import functools
+from typing import Dict, FrozenSet, List, Tuple
 
 import numpy as np
 import torch
 from fairseq.data import Dictionary, FairseqDataset
 
-from fairseq_tree.data.label_dictionary import label_symbol
+from fairseq_tree.data.label_dictionary import is_label_symbol, label_symbol
+from fairseq_tree.data.tree_encoding import EncodedTree
 
 OPEN_SYMBOL, CLOSE_SYMBOL = label_symbol("("), label_symbol(")")
 TOKENS_PER_NODE = 3  # open bracket, label, close bracket
@@ -35,8 +37,8 @@ def add_bracket_symbols(dictionary: Dictionary) -> Tuple[int, int]:
     for symbol in (OPEN_SYMBOL, CLOSE_SYMBOL):
         if symbol in dictionary.indices:
             raise ValueError(
-                f"--tree-input linearized: the dictionary already holds {symbol!r} as a word, "
-                "so it cannot also be a bracket of the linearized tree"
+                f"the dictionary already holds {symbol!r} as a word, so it cannot also be a "
+                "bracket of a linearized tree"
             )
     return dictionary.add_symbol(OPEN_SYMBOL), dictionary.add_symbol(CLOSE_SYMBOL)
 
@@ -130,3 +132,38 @@ class LinearizedTreeDataset(FairseqDataset):
 
     def size(self, index: int) -> int:
         return int(self.sizes[index])
+
+
+class TreeSymbols:
+    """What a linearized tree adds to its leaves in one dictionary: the two brackets (appended
+    by ``add_tree_symbols``) and the label symbols the dictionary holds."""
+
+    def __init__(self, dictionary: Dictionary, open_id: int, close_id: int):
+        self.dictionary = dictionary
+        self.bracket_ids = (open_id, close_id)
+
+    def linearize(self, tree: EncodedTree) -> torch.Tensor:
+        return linearize(tree.leaves, tree.labels, tree.spans, *self.bracket_ids)
+
+    def delinearize(self, tokens: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return delinearize(tokens, *self.bracket_ids)
+
+    def dataset(self, leaves, labels, spans) -> LinearizedTreeDataset:
+        return LinearizedTreeDataset(leaves, labels, spans, *self.bracket_ids)
+
+    @functools.cached_property
+    def ids(self) -> FrozenSet[int]:
+        """The ids of the brackets and of every label symbol: what leaves the leaves when
+        dropped from a linearized tree."""
+        return frozenset((*self.bracket_ids, *(i for i, symbol in enumerate(self.dictionary.symbols)
+                                               if is_label_symbol(symbol))))
+
+
+def add_tree_symbols(*dictionaries: Dictionary) -> List[TreeSymbols]:
+    """Append the brackets to each of ``dictionaries`` (``add_bracket_symbols``), once to a
+    dictionary given twice (a joined one); their ``TreeSymbols``, in the order given."""
+    added: Dict[int, TreeSymbols] = {}
+    for dictionary in dictionaries:
+        if id(dictionary) not in added:
+            added[id(dictionary)] = TreeSymbols(dictionary, *add_bracket_symbols(dictionary))
+    return [added[id(dictionary)] for dictionary in dictionaries]

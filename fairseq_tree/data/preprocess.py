@@ -8,7 +8,8 @@ written are named as fairseq-preprocess names its own (``dict.{lang}.txt``,
 ``{split}``), each source prefix with the tree datasets of ``tree_files`` beside it.
 
 Everything is written into a hidden temporary folder first and moved into place only when every
-split has succeeded, so a failed or interrupted run leaves nothing that looks like valid output.
+split has succeeded, so a failed or interrupted run leaves nothing that looks like valid output,
+and no folder that it made (a destination that was there is left as it was).
 """
 
 import argparse
@@ -32,10 +33,12 @@ from fairseq_tree.data.binarize import (
     binarize_split,
     build_dictionary,
     count_symbols,
+    source_leaves,
 )
-from fairseq_tree.data.dependency_heads import source_leaves, write_dependency_heads
+from fairseq_tree.data.dependency_heads import write_dependency_heads
 from fairseq_tree.data.label_dictionary import class_symbols
 from fairseq_tree.data.node_targets import load_node_targets
+from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.data.tree_files import node_targets_dictionary
 
 logger = logging.getLogger(__name__)
@@ -70,7 +73,7 @@ class PreprocessOptions:
     dependency_heads: Optional[str] = None  # read heads from {pref}.SUFFIX (CoNLL-U)
     node_targets: Optional[str] = None  # the class dictionary of the trees' labels
     no_target_label: Optional[str] = None  # with node_targets: units that get no target
-    target_trees: bool = False  # the target files hold bracketed trees
+    target_trees: bool = False  # the target files hold bracketed trees (an OutputTree)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **changes) -> "PreprocessOptions":
@@ -108,9 +111,9 @@ def heads_file(options: PreprocessOptions, pref: str) -> Optional[str]:
     return f"{pref}.{options.dependency_heads}" if options.dependency_heads else None
 
 
-def build_dictionaries(options: PreprocessOptions,
-                       encoding: Encoding) -> Tuple[Dictionary, Optional[Dictionary]]:
-    """Load the given dictionaries, or build them from the training pairs."""
+def build_dictionaries(options: PreprocessOptions, encoding: Encoding,
+                       train: Optional[PairFiles]) -> Tuple[Dictionary, Optional[Dictionary]]:
+    """Load the given dictionaries, or build them from the ``train`` pairs."""
     src_dict = Dictionary.load(options.srcdict) if options.srcdict else None
     tgt_dict = Dictionary.load(options.tgtdict) if options.tgtdict else None
     if options.joined_dictionary and src_dict is not None:
@@ -119,7 +122,7 @@ def build_dictionaries(options: PreprocessOptions,
         return src_dict, tgt_dict
 
     mapper = ChunkMapper(options.workers, encoding)
-    counts = count_symbols(pair_files(options, options.trainpref), mapper, options.skip_invalid)
+    counts = count_symbols(train, mapper, options.skip_invalid)
     labels = counts.labels + counts.tags if options.leaf_tags else counts.labels
     if options.joined_dictionary:
         joined = build_dictionary(
@@ -142,14 +145,15 @@ def build_dictionaries(options: PreprocessOptions,
 
 def build_encoding(options: PreprocessOptions) -> Encoding:
     """What the workers encode with (the dictionaries are added once built)."""
-    if not options.node_targets:
-        return Encoding(leaf_tags=options.leaf_tags, target_trees=options.target_trees)
-    try:
-        node_targets = load_node_targets(options.node_targets, options.no_target_label)
-    except ValueError as err:
-        raise InputError(options.node_targets, None, str(err)) from None
-    return Encoding(node_targets=node_targets, leaf_tags=options.leaf_tags,
-                    target_trees=options.target_trees)
+    encoding = Encoding(leaf_tags=options.leaf_tags,
+                        output_tree=OutputTree() if options.target_trees else None)
+    if options.node_targets:
+        try:
+            encoding.node_targets = load_node_targets(options.node_targets,
+                                                      options.no_target_label)
+        except ValueError as err:
+            raise InputError(options.node_targets, None, str(err)) from None
+    return encoding
 
 
 def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
@@ -157,8 +161,10 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
     src = options.source_lang
     tgt = None if options.only_source else options.target_lang
     splits = [(name, pref, pair_files(options, pref)) for name, pref in splits_of(options)]
+    train = next((files for name, _, files in splits if name == "train"), None)
     encoding = build_encoding(options)
-    encoding.src_dict, encoding.tgt_dict = build_dictionaries(options, encoding)
+    classes_file = os.path.join(workdir, node_targets_dictionary(src))
+    encoding.src_dict, encoding.tgt_dict = build_dictionaries(options, encoding, train)
     summary = []
     for lang, dictionary in ((src, encoding.src_dict), (tgt, encoding.tgt_dict)):
         if dictionary is not None:
@@ -166,7 +172,7 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
             summary.append(f"[{lang or 'source'}] dictionary: {len(dictionary)} types")
     if encoding.node_targets is not None:
         classes = encoding.node_targets.classes
-        classes.save(os.path.join(workdir, node_targets_dictionary(src)))
+        classes.save(classes_file)
         summary.append(f"node targets: {encoding.node_targets.num_classes} classes "
                        f"({' '.join(class_symbols(classes))})")
     if options.dict_only:
@@ -184,23 +190,26 @@ def write_datasets(options: PreprocessOptions, workdir: str) -> List[str]:
         if options.dependency_heads:
             skipped = {error.lineno for error in result.skipped}
             conllu = heads_file(options, pref)
-            written = write_dependency_heads(conllu, source_leaves(files, skipped), src_prefix)
+            leaves = source_leaves(files, skipped)
+            written = write_dependency_heads(conllu, leaves, src_prefix)
             summary.append(f"{name}: dependency heads of {written} trees from {conllu}")
     return summary
 
 
-def publish(workdir: str, destdir: str):
-    """Move every finished output file from ``workdir`` into ``destdir``."""
-    for name in sorted(os.listdir(workdir)):
-        os.replace(os.path.join(workdir, name), os.path.join(destdir, name))
-    os.rmdir(workdir)
+def first_missing_folder(path: str) -> Optional[str]:
+    """The outermost folder of ``path`` that does not exist yet (``path`` itself or one above
+    it), or None when it exists."""
+    path, missing = os.path.abspath(path), None
+    while not os.path.exists(path):
+        path, missing = os.path.dirname(path), path
+    return missing
 
 
 def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> List[str]:
     """Binarise into ``options.destdir`` (see the module docstring); return the summary lines
     (also logged, and written to ``preprocess.log`` after ``log_line``, by default the options).
     Bad input raises ``InputError`` naming its file and line."""
-    os.makedirs(options.destdir, exist_ok=True)
+    created = first_missing_folder(options.destdir)
     workdir = os.path.join(options.destdir, TMP_NAME)
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
@@ -208,7 +217,12 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
         summary = write_datasets(options, workdir)
         with open(os.path.join(workdir, "preprocess.log"), "w", encoding="utf-8") as log:
             log.write(f"{log_line or options}\n" + "\n".join(summary) + "\n")
-        publish(workdir, options.destdir)
+        for name in sorted(os.listdir(workdir)):  # every split done: publish
+            os.replace(os.path.join(workdir, name), os.path.join(options.destdir, name))
+    except BaseException:
+        if created is not None:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     for line in summary:
@@ -220,7 +234,7 @@ def preprocess(options: PreprocessOptions, log_line: Optional[str] = None) -> Li
 def preprocess_folder(folder: Path, valid: Sequence[str] = ("valid",),
                       test: Sequence[str] = ("test",), **options) -> List[str]:
     """Binarise a generated data folder into ``folder/data-bin``: the pairs (``trees/NAME.src``,
-    ``tok/NAME.tgt``; ``trees/NAME.tgt`` with ``target_trees``) of train, of the ``valid``
+    ``tok/NAME.tgt``; ``trees/NAME.tgt`` with written target trees) of train, of the ``valid``
     names and of the ``test`` names (fairseq's valid, valid1, ...; test, test1, ...), each
     linked under one prefix as the binariser wants. ``options``: more ``PreprocessOptions``
     (languages src and tgt unless given)."""

@@ -9,6 +9,7 @@ from fairseq_tree.trees.bracketed import (
     tree_leaves,
 )
 from fairseq_tree.trees.induction import INDUCED_LABEL, induce, induced_tree
+from fairseq_tree.trees.inputs import InputTreeError, read_input_tree
 from fairseq_tree.trees.normal_form import (
     Node,
     NormalTree,
@@ -21,6 +22,7 @@ from fairseq_tree.trees.subwords import WORD_LABEL, first_pieces, join_subwords,
 __all__ = [
     "DOCUMENT_LABEL",
     "INDUCED_LABEL",
+    "InputTreeError",
     "WORD_LABEL",
     "Node",
     "NormalTree",
@@ -34,6 +36,7 @@ __all__ = [
     "normalize",
     "parse_bracketed",
     "parse_tree",
+    "read_input_tree",
     "split_words",
     "to_bracketed",
     "tree_leaves",
