@@ -13,7 +13,7 @@ from fairseq_tree.data.linearized_tree import add_tree_symbols
 from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.modules.written_tree import WrittenTreeState, written_tree_mask
-from model_helpers import FakeTask, tree_dictionary
+from model_helpers import FakeTask, collate, random_examples, tree_dictionary
 
 OPEN, CLOSE, EOS = 101, 102, 2
 S, NP, THE, DOG, BARKED = 11, 12, 20, 21, 22
@@ -83,3 +83,124 @@ def test_the_state_advanced_a_token_at_a_time_gives_the_full_masks_with_beam_reo
         new_order = torch.randperm(6, generator=torch.Generator().manual_seed(step))
         state.reorder_incremental_state(incremental, new_order)
         order = order[new_order]
+
+
+# ---------------------------------------------------------------- the decoders
+
+TINY = dict(encoder_embed_dim=32, decoder_embed_dim=32, encoder_ffn_embed_dim=64,
+            decoder_ffn_embed_dim=64, encoder_attention_heads=4, decoder_attention_heads=4,
+            encoder_layers=2, decoder_layers=2)
+ARCHS = ["tree2seq_syntactic_decoder", "transformer_syntactic_decoder"]
+
+
+@pytest.fixture(scope="module")
+def written():
+    """A joined dictionary with the tree brackets, and the task of a model that writes trees."""
+    dictionary = tree_dictionary()
+    [symbols] = add_tree_symbols(dictionary)
+    task = FakeTask(dictionary)
+    task.output_tree = OutputTree(symbols)
+    return task
+
+
+def syntactic_model(task, arch, **options):
+    """A float64 model of ``arch`` in evaluation mode, as fairseq-train builds it."""
+    torch.manual_seed(0)
+    args = argparse.Namespace(arch=arch, dropout=0.0, share_all_embeddings=True,
+                              **{**TINY, **options})
+    ARCH_CONFIG_REGISTRY[arch](args)
+    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).double().eval()
+
+
+def encode(model, batch):
+    net = batch["net_input"]
+    if model.encoder.__class__.__name__ == "TreeEncoder":
+        return model.encoder(**{k: v for k, v in net.items() if k != "prev_output_tokens"})
+    return model.encoder(net["src_tokens"], src_lengths=net["src_lengths"])
+
+
+def written_prefixes(rng: random.Random, task, count: int, length: int) -> torch.Tensor:
+    """Random decoder inputs (``</s>`` first) of brackets, labels and words, unbalanced too."""
+    dictionary = task.target_dictionary
+    pool = [*task.output_tree.symbols.bracket_ids] * 3 + [
+        dictionary.index(s) for s in ("[S]", "[NP]", "w1", "w2", "w3", "w4")]
+    return torch.tensor([[dictionary.eos()] + [rng.choice(pool) for _ in range(length - 1)]
+                         for _ in range(count)])
+
+
+def sources(task, count: int, seed: int) -> list:
+    return random_examples(random.Random(seed), task.target_dictionary, count)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_incremental_decoding_equals_the_full_pass_at_every_step_with_beam_reordering(
+        written, arch):
+    """Two sentences, three beams each (each beam its own prefix): after every step the beams
+    are reordered as beam search does, moved and copied within their sentence, and the next
+    step equals the full pass over the reordered prefixes."""
+    model = syntactic_model(written, arch)
+    a, b = sources(written, 2, seed=1)
+    encoder_out = encode(model, collate([a] * 3 + [b] * 3, written.target_dictionary))
+    prefixes = written_prefixes(random.Random(2), written, 6, 24)
+    generator = torch.Generator().manual_seed(3)
+    order, state = torch.arange(6), {}
+    for step in range(prefixes.size(1)):
+        step_logits, _ = model.decoder(prefixes[order, :step + 1], encoder_out=encoder_out,
+                                       incremental_state=state)
+        full_logits, _ = model.decoder(prefixes[order, :step + 1], encoder_out=encoder_out)
+        # fairseq's self-attention takes its softmax in float32 even in a float64 model
+        torch.testing.assert_close(step_logits[:, -1], full_logits[:, -1], rtol=0, atol=1e-6)
+        new_order = torch.randint(0, 3, (6,), generator=generator) + torch.tensor([0] * 3 + [3] * 3)
+        model.decoder.reorder_incremental_state_scripting(state, new_order)
+        encoder_out = model.encoder.reorder_encoder_out(encoder_out, new_order)
+        order = order[new_order]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_an_example_alone_and_padded_in_a_batch_decode_alike(written, arch):
+    model = syntactic_model(written, arch)
+    examples = sources(written, 3, seed=4)
+    prefixes = written_prefixes(random.Random(5), written, 3, 16)
+    lengths = [16, 9, 12]
+    for row, length in enumerate(lengths):
+        prefixes[row, length:] = written.target_dictionary.pad()  # fairseq right-pads them
+    logits, _ = model.decoder(
+        prefixes, encoder_out=encode(model, collate(examples, written.target_dictionary)))
+    for row, length in enumerate(lengths):
+        alone = collate([examples[row]], written.target_dictionary)
+        single, _ = model.decoder(prefixes[row:row + 1, :length],
+                                  encoder_out=encode(model, alone))
+        torch.testing.assert_close(single[0], logits[row, :length], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_word_inside_a_closed_constituent_reaches_the_next_words_through_its_bracket_only(
+        written, arch):
+    """One layer: after ``[(] [NP] w1 w2 [)]`` a word's output is the same whatever words the
+    NP holds (it sees the NP's closing bracket, whose input is the bracket), while the causal
+    decoder of the same weights sees them."""
+    model = syntactic_model(written, arch, decoder_layers=1)
+    d = written.target_dictionary
+    open_id, close_id = written.output_tree.symbols.bracket_ids
+    tree = [d.eos(), open_id, d.index("[S]"), open_id, d.index("[NP]"), d.index("w1"),
+            d.index("w2"), close_id, d.index("w3")]
+    other = list(tree)
+    other[5] = d.index("w4")
+    encoder_out = encode(model, collate(sources(written, 1, seed=6) * 2,
+                                        written.target_dictionary))
+    prefixes = torch.tensor([tree, other])
+    logits, _ = model.decoder(prefixes, encoder_out=encoder_out)
+    torch.testing.assert_close(logits[0, -1], logits[1, -1], rtol=0, atol=1e-9)
+    assert not torch.allclose(logits[0, 6], logits[1, 6])  # w2 sees w1 inside the open NP
+    for layer in model.decoder.layers:  # the same weights under fairseq's causal mask
+        layer.self_attn.forward = super(type(layer.self_attn), layer.self_attn).forward
+    causal, _ = model.decoder(prefixes, encoder_out=encoder_out)
+    assert not torch.allclose(causal[0, -1], causal[1, -1])
+
+
+def test_a_syntactic_decoder_for_a_model_that_writes_words_is_refused():
+    task = FakeTask(tree_dictionary())
+    for arch in ARCHS:
+        with pytest.raises(FairseqTreeError, match=f"--arch {arch} reads the tree its decoder "
+                           "writes: train it with --task tree_translation --target-trees"):
+            syntactic_model(task, arch)

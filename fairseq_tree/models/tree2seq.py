@@ -14,6 +14,7 @@ from fairseq.models.transformer.transformer_legacy import (
 from torch import Tensor
 
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.models.syntactic_decoder import SyntacticTreeDecoder, check_syntactic_decoder
 from fairseq_tree.models.tree2seq_config import Tree2SeqConfig
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import TreeEncoder
@@ -76,6 +77,8 @@ class Tree2SeqModel(TransformerModel):
             # layers take the source tree (encoder states included) as one object.
             raise FairseqTreeError("--checkpoint-activations / --offload-activations are not supported "
                              "by tree2seq")
+        if args.syntactic_decoder:
+            check_syntactic_decoder(args, task)
         return super().build_model(args, task)
 
     @classmethod
@@ -84,7 +87,8 @@ class Tree2SeqModel(TransformerModel):
 
     @classmethod
     def build_decoder(cls, args, tgt_dict, embed_tokens):
-        return TreeDecoder(TransformerConfig.from_namespace(args), tgt_dict, embed_tokens)
+        decoder = SyntacticTreeDecoder if args.syntactic_decoder else TreeDecoder
+        return decoder(TransformerConfig.from_namespace(args), tgt_dict, embed_tokens)
 
     def forward(self, src_tokens: Tensor, src_lengths: Tensor, prev_output_tokens: Tensor,
                 src_node_labels: Optional[Tensor] = None, src_node_spans: Optional[Tensor] = None,
@@ -121,6 +125,14 @@ def tree2seq_base_architecture(args):
     """Transformer base (d 512, FFN 2048, 8 heads, 6+6 layers) with tree attention."""
     tree2seq_defaults(args)
     base_architecture(args)
+
+
+@register_model_architecture("tree2seq", "tree2seq_syntactic_decoder")
+def tree2seq_syntactic_decoder(args):
+    """tree2seq (Transformer base) whose decoder follows the tree it writes (--target-trees):
+    ``--syntactic-decoder``."""
+    args.syntactic_decoder = True
+    tree2seq_base_architecture(args)
 
 
 @register_model_architecture("tree2seq", "tree2seq_wmt_en_de")

@@ -93,3 +93,11 @@ class Tree2SeqConfig(TreeAttentionConfig):
             "their phrases, not as keys at their linear positions)"
         },
     )
+    syntactic_decoder: bool = field(
+        default=False,
+        metadata={
+            "help": "the decoder's self-attention follows the tree it writes (needs "
+            "--target-trees): Transformer Grammars' STACK / COMPOSE masks in place of the causal "
+            "mask (the tree2seq_syntactic_decoder architecture)"
+        },
+    )

@@ -17,6 +17,8 @@ class TreeDecoder(TransformerDecoderBase):
     """Decoder of Nguyen et al. (ICLR 2020), Section 4.4: fairseq's Transformer decoder with tree
     cross-attention (Eqs. 21-24) over the [nodes; leaves] of ``TreeEncoder``'s output."""
 
+    layer_class = TreeDecoderLayer
+
     def __init__(self, cfg, dictionary, embed_tokens, output_projection=None):
         if cfg.cross_self_attention:
             raise FairseqTreeError("--cross-self-attention is not supported by tree2seq")
@@ -24,7 +26,7 @@ class TreeDecoder(TransformerDecoderBase):
         super().__init__(cfg, dictionary, embed_tokens, output_projection=output_projection)
 
     def build_decoder_layer(self, cfg, no_encoder_attn=False):
-        layer = TreeDecoderLayer(cfg, self.tree_cfg.embedding_rows, no_encoder_attn=no_encoder_attn,
+        layer = self.layer_class(cfg, self.tree_cfg.embedding_rows, no_encoder_attn=no_encoder_attn,
                                  conventions=self.tree_cfg.conventions,
                                  nodes_only=self.tree_cfg.cross_attention_nodes_only)
         return wrap_layer(layer, cfg)
