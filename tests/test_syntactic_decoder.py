@@ -4,16 +4,20 @@ and their runs with fairseq-train, fairseq-generate and the hub."""
 
 import argparse
 import random
+import re
 
 import pytest
 import torch
 from fairseq.models import ARCH_CONFIG_REGISTRY, ARCH_MODEL_REGISTRY
+
+from conftest import GENERATE, TRAIN, TREES, run_cli
 
 from fairseq_tree.data.linearized_tree import add_tree_symbols
 from fairseq_tree.data.output_tree import OutputTree
 from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.modules.written_tree import WrittenTreeState, written_tree_mask
 from model_helpers import FakeTask, collate, random_examples, tree_dictionary
+from test_target_trees import TARGET_TREES, data_bin  # noqa: F401  (the tiny corpus)
 
 OPEN, CLOSE, EOS = 101, 102, 2
 S, NP, THE, DOG, BARKED = 11, 12, 20, 21, 22
@@ -204,3 +208,32 @@ def test_a_syntactic_decoder_for_a_model_that_writes_words_is_refused():
         with pytest.raises(FairseqTreeError, match=f"--arch {arch} reads the tree its decoder "
                            "writes: train it with --task tree_translation --target-trees"):
             syntactic_model(task, arch)
+
+
+# ---------------------------------------------------------------- runs
+
+TINY_OPTIONS = [f"--{name.replace('_', '-')}={value}" for name, value in TINY.items()]
+
+
+@pytest.mark.parametrize("arch,extra", [("tree2seq_syntactic_decoder", []),
+                                        ("transformer_syntactic_decoder",
+                                         ["--tree-input", "leaves-only"])])
+def test_the_syntactic_decoder_trains_generates_and_translates_from_the_hub(
+        data_bin, tmp_path, arch, extra):
+    """fairseq-train a few updates on the tiny target-trees corpus, fairseq-generate with a
+    beam (incremental decoding), and the hub."""
+    from fairseq_tree import hub
+
+    save = tmp_path / "checkpoints"
+    run_cli("fairseq-train", data_bin, *TRAIN, "--arch", arch, *TINY_OPTIONS, *extra,
+            "--target-trees", "--max-update", "6", "--save-dir", save)
+    proc = run_cli("fairseq-generate", data_bin, *GENERATE, *extra, "--target-trees", "--path",
+                   save / "checkpoint_last.pt", "--max-len-b", "40")
+    hypotheses = re.findall(r"^H-\d+\t\S+\t(.*)$", proc.stdout, flags=re.M)
+    assert len(hypotheses) == len(TARGET_TREES)
+    assert not any(re.search(r"\[\(\]|\[\)\]", h) for h in hypotheses)
+    model = hub.from_pretrained(str(save), "checkpoint_last.pt", data_name_or_path=str(data_bin))
+    assert type(model.models[0].decoder).__name__.startswith("Syntactic")
+    translated = model.translate(TREES[:2], trees=True)
+    assert len(translated) == 2 and not any("[" in t for t in translated)
+    assert all(s < 0 for s in model.score(TREES[:2], TARGET_TREES[:2], trees=True))
