@@ -42,7 +42,9 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "hierarchical-tense": ["tree2seq", "transformer", "transformer-linearized",
                                      "tree2seq-nodes-only", "tree2seq-no-subtree-mask",
                                      "tree2seq-multi-leaf-nodes"],
-              "hierarchical-tense-output-trees": ["tree2seq", "transformer"],
+              "hierarchical-tense-output-trees": ["tree2seq", "transformer",
+                                                  "tree2seq-syntactic-decoder",
+                                                  "transformer-syntactic-decoder"],
               "hierarchical-tense-right-branching": ["tree2seq"],
               "hierarchical-tense-spacy": ["tree2seq"],
               "hierarchical-question": ["tree2seq", "transformer", "transformer-linearized",
@@ -50,7 +52,11 @@ BENCHMARKS = {"bible-en-fr": BIBLE_MODELS, "bible-en-fr-sample": BIBLE_MODELS,
               "hierarchical-question-right-branching": ["tree2seq"]}
 LANGUAGE_MODELS = {"hierarchical-tense-lm": "transformer-lm"}
 # What the benchmarks' baselines read of the same data-bin (tree2seq: the tree).
-BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized"}
+BASELINE_INPUT = {"transformer": "leaves-only", "transformer-linearized": "linearized",
+                  "transformer-syntactic-decoder": "leaves-only"}
+# Models whose architecture is not plain tree2seq's or fairseq's Transformer's.
+ARCHS = {"tree2seq-syntactic-decoder": "tree2seq_syntactic_decoder",
+         "transformer-syntactic-decoder": "transformer_syntactic_decoder"}
 PAPER_BLEU = {"iwslt14-en-de": 29.47, "iwslt14-de-en": 35.96, "iwslt13-en-fr": 45.53,
               "iwslt13-fr-en": 44.34, "wmt14-en-de": 28.40}
 # Table 2 (and Table 3's SST-5 ablations): tree model, the paper's Transformer.
@@ -143,7 +149,7 @@ def test_benchmark_configs_compare_models_of_one_size_at_one_budget():
                                              "tree2seq-nodes-only": "cross-attention-nodes-only"}
             assert train.pop(flag.get(model, "-"), True) is True
             assert train == {k: v for k, v in base.train.items() if k != "arch"}, (pair, model)
-            assert arch == ("transformer" if model in BASELINE_INPUT else "tree2seq")
+            assert arch == ARCHS.get(model, "transformer" if model in BASELINE_INPUT else "tree2seq")
             assert exp.task.get("tree-input") == BASELINE_INPUT.get(model)
             assert (exp.generate, exp.average, exp.checkpoints) == \
                 (base.generate, 1, base.checkpoints)
