@@ -13,20 +13,21 @@ from fairseq_tree.modules.tree_transformer_layer import TreeDecoderLayer
 
 
 class WrittenTreeSelfAttention(MultiheadAttention):
-    """Self-attention that, while a decoder holds ``example_masks`` on it, attends where its
-    (bsz, queries, keys) mask allows, the same for every head, in place of the causal mask.
+    """Self-attention that, while a decoder holds ``blocked`` on it (``written_tree_masks``),
+    attends where that (bsz * heads, queries, keys) mask is False, in place of the causal mask.
 
-    fairseq's attention takes a per-example mask of (bsz * heads, queries, keys) in its full
-    pass (PyTorch's attention, True where blocked); its incremental pass adds one 2D mask to
-    every example, so there the mask is added through its ``apply_sparse_mask`` hook instead."""
+    fairseq's attention takes a per-example mask in its full pass (PyTorch's attention); its
+    incremental pass adds one 2D mask to every example, so there the mask is added through its
+    ``apply_sparse_mask`` hook instead."""
 
-    example_masks: Optional[Tensor] = None
+    blocked: Optional[Tensor] = None
+    _incremental_mask: Optional[Tensor] = None
 
     def forward(self, query, key, value, key_padding_mask=None, incremental_state=None,
                 need_weights=True, static_kv=False, attn_mask=None, before_softmax=False,
                 need_head_weights=False):
-        if self.example_masks is not None:
-            attn_mask = ~self.example_masks.repeat_interleave(self.num_heads, dim=0)
+        if self.blocked is not None:
+            attn_mask = self.blocked
             if incremental_state is not None:
                 self._incremental_mask = torch.zeros(
                     attn_mask.shape, dtype=query.dtype, device=query.device,
@@ -41,8 +42,6 @@ class WrittenTreeSelfAttention(MultiheadAttention):
         finally:
             self._incremental_mask = None
 
-    _incremental_mask: Optional[Tensor] = None
-
     def apply_sparse_mask(self, attn_weights, tgt_len: int, src_len: int, bsz: int):
         if self._incremental_mask is not None:
             return attn_weights + self._incremental_mask
@@ -51,15 +50,18 @@ class WrittenTreeSelfAttention(MultiheadAttention):
 
 @contextmanager
 def written_tree_masks(attentions: Iterable[WrittenTreeSelfAttention], masks: Tensor):
-    """Hold the (bsz, queries, keys) ``masks`` on ``attentions`` for one decoder pass."""
+    """Hold the (bsz, queries, keys) ``masks`` (True where a query may attend, the same for
+    every head) on ``attentions`` for one decoder pass."""
     attentions = list(attentions)
+    heads = {attention.num_heads for attention in attentions}
+    blocked = {count: ~masks.repeat_interleave(count, dim=0) for count in heads}
     for attention in attentions:
-        attention.example_masks = masks
+        attention.blocked = blocked[attention.num_heads]
     try:
         yield
     finally:
         for attention in attentions:
-            attention.example_masks = None
+            attention.blocked = None
 
 
 class WrittenTreeAttentionLayer:
