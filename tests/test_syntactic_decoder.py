@@ -237,3 +237,14 @@ def test_the_syntactic_decoder_trains_generates_and_translates_from_the_hub(
     translated = model.translate(TREES[:2], trees=True)
     assert len(translated) == 2 and not any("[" in t for t in translated)
     assert all(s < 0 for s in model.score(TREES[:2], TARGET_TREES[:2], trees=True))
+
+
+def test_fairseq_train_refuses_a_syntactic_decoder_without_target_trees_in_one_line(
+        data_bin, tmp_path):
+    proc = run_cli("fairseq-train", data_bin, *TRAIN, "--arch", "tree2seq", "--syntactic-decoder",
+                   *TINY_OPTIONS, "--max-update", "1", "--save-dir", tmp_path, check=False)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith(
+        "--arch tree2seq reads the tree its decoder writes: train it with --task "
+        "tree_translation --target-trees"), proc.stderr[-2000:]
