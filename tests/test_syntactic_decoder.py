@@ -19,6 +19,8 @@ from fairseq_tree.modules.written_tree import WrittenTreeState, written_tree_mas
 from model_helpers import FakeTask, collate, random_examples, tree_dictionary
 from test_target_trees import TARGET_TREES, data_bin  # noqa: F401  (the tiny corpus)
 
+from fairseq_tree.modules.written_tree import depth_differences, tree_depths
+
 OPEN, CLOSE, EOS = 101, 102, 2
 S, NP, THE, DOG, BARKED = 11, 12, 20, 21, 22
 
@@ -44,6 +46,10 @@ def test_the_masks_of_a_hand_built_tree():
         [0, 1, 2, 7, 8],        # barked          STACK: the NP is its closing bracket now
         [1, 2, 7, 8, 9],        # [)] of S        COMPOSE: bracket, label, the NP, barked
     ]
+    depth, _ = tree_depths(tokens, OPEN, CLOSE)
+    assert depth.tolist() == [[0, 1, 1, 2, 2, 2, 2, 1, 1, 0]]  # a closing bracket: its parent's
+    assert depth_differences(depth, depth, clip=1)[0, 8].tolist() == [
+        1, 0, 0, -1, -1, -1, -1, 0, 0, 1]
 
 
 def test_a_closed_constituent_inside_a_closed_one_is_seen_through_the_outer_one_only():
@@ -79,11 +85,13 @@ def test_the_state_advanced_a_token_at_a_time_gives_the_full_masks_with_beam_reo
     rng = random.Random(0)
     tokens = random_written_trees(rng, 6, 30)
     state, incremental = WrittenTreeState(OPEN, CLOSE), {}
-    full = written_tree_mask(tokens, OPEN, CLOSE)
+    full, (depth, _) = written_tree_mask(tokens, OPEN, CLOSE), tree_depths(tokens, OPEN, CLOSE)
     order = torch.arange(6)
     for step in range(tokens.size(1)):
         row = state(tokens[order, :step + 1], incremental)
-        assert torch.equal(row[:, 0], full[order, step, :step + 1])
+        assert torch.equal(row.allowed[:, 0], full[order, step, :step + 1])
+        assert torch.equal(row.query_levels[:, 0], depth[order, step])
+        assert torch.equal(row.key_levels, depth[order, :step + 1])
         new_order = torch.randperm(6, generator=torch.Generator().manual_seed(step))
         state.reorder_incremental_state(incremental, new_order)
         order = order[new_order]
@@ -95,6 +103,8 @@ TINY = dict(encoder_embed_dim=32, decoder_embed_dim=32, encoder_ffn_embed_dim=64
             decoder_ffn_embed_dim=64, encoder_attention_heads=4, decoder_attention_heads=4,
             encoder_layers=2, decoder_layers=2)
 ARCHS = ["tree2seq_syntactic_decoder", "transformer_syntactic_decoder"]
+# each architecture without and with the depth bias
+MODELS = [(arch, options) for arch in ARCHS for options in ({}, {"tree_depth_bias": 3})]
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +123,12 @@ def syntactic_model(task, arch, **options):
     args = argparse.Namespace(arch=arch, dropout=0.0, share_all_embeddings=True,
                               **{**TINY, **options})
     ARCH_CONFIG_REGISTRY[arch](args)
-    return ARCH_MODEL_REGISTRY[arch].build_model(args, task).double().eval()
+    model = ARCH_MODEL_REGISTRY[arch].build_model(args, task).double().eval()
+    for layer in model.decoder.layers:
+        assert (layer.self_attn.depth_bias is not None) == bool(args.tree_depth_bias)
+        if layer.self_attn.depth_bias is not None:  # trained, not as initialised (zeros)
+            torch.nn.init.normal_(layer.self_attn.depth_bias.weight)
+    return model
 
 
 def encode(model, batch):
@@ -136,13 +151,13 @@ def sources(task, count: int, seed: int) -> list:
     return random_examples(random.Random(seed), task.target_dictionary, count)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch,options", MODELS)
 def test_incremental_decoding_equals_the_full_pass_at_every_step_with_beam_reordering(
-        written, arch):
+        written, arch, options):
     """Two sentences, three beams each (each beam its own prefix): after every step the beams
     are reordered as beam search does, moved and copied within their sentence, and the next
     step equals the full pass over the reordered prefixes."""
-    model = syntactic_model(written, arch)
+    model = syntactic_model(written, arch, **options)
     a, b = sources(written, 2, seed=1)
     encoder_out = encode(model, collate([a] * 3 + [b] * 3, written.target_dictionary))
     prefixes = written_prefixes(random.Random(2), written, 6, 24)
@@ -160,9 +175,9 @@ def test_incremental_decoding_equals_the_full_pass_at_every_step_with_beam_reord
         order = order[new_order]
 
 
-@pytest.mark.parametrize("arch", ARCHS)
-def test_an_example_alone_and_padded_in_a_batch_decode_alike(written, arch):
-    model = syntactic_model(written, arch)
+@pytest.mark.parametrize("arch,options", MODELS)
+def test_an_example_alone_and_padded_in_a_batch_decode_alike(written, arch, options):
+    model = syntactic_model(written, arch, **options)
     examples = sources(written, 3, seed=4)
     prefixes = written_prefixes(random.Random(5), written, 3, 16)
     lengths = [16, 9, 12]
@@ -202,12 +217,32 @@ def test_a_word_inside_a_closed_constituent_reaches_the_next_words_through_its_b
     assert not torch.allclose(causal[0, -1], causal[1, -1])
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_depth_bias_weighs_keys_by_their_depth_difference(written, arch):
+    model = syntactic_model(written, arch, tree_depth_bias=3)
+    encoder_out = encode(model, collate(sources(written, 2, seed=7), written.target_dictionary))
+    prefixes = written_prefixes(random.Random(8), written, 2, 12)
+    biased, _ = model.decoder(prefixes, encoder_out=encoder_out)
+    for layer in model.decoder.layers:
+        torch.nn.init.zeros_(layer.self_attn.depth_bias.weight)
+    plain, _ = model.decoder(prefixes, encoder_out=encoder_out)
+    assert not torch.allclose(biased, plain)
+    masks_only = syntactic_model(written, arch)
+    weights = {k: v for k, v in model.state_dict().items() if "depth_bias" not in k}
+    masks_only.load_state_dict(weights)
+    unbiased, _ = masks_only.decoder(prefixes, encoder_out=encoder_out)
+    torch.testing.assert_close(plain, unbiased, rtol=0, atol=1e-6)  # a zero bias: the masks'
+
+
 def test_a_syntactic_decoder_for_a_model_that_writes_words_is_refused():
     task = FakeTask(tree_dictionary())
     for arch in ARCHS:
         with pytest.raises(FairseqTreeError, match=f"--arch {arch} reads the tree its decoder "
                            "writes: train it with --task tree_translation --target-trees"):
             syntactic_model(task, arch)
+    with pytest.raises(FairseqTreeError, match="--tree-depth-bias biases the syntactic "
+                       "decoder's attention: use it with --syntactic-decoder"):
+        syntactic_model(task, "tree2seq", tree_depth_bias=2)
 
 
 # ---------------------------------------------------------------- runs
@@ -215,18 +250,19 @@ def test_a_syntactic_decoder_for_a_model_that_writes_words_is_refused():
 TINY_OPTIONS = [f"--{name.replace('_', '-')}={value}" for name, value in TINY.items()]
 
 
-@pytest.mark.parametrize("arch,extra", [("tree2seq_syntactic_decoder", []),
-                                        ("transformer_syntactic_decoder",
-                                         ["--tree-input", "leaves-only"])])
+@pytest.mark.parametrize("arch,extra,model_options", [
+    ("tree2seq_syntactic_decoder", [], []),
+    ("transformer_syntactic_decoder", ["--tree-input", "leaves-only"], ["--tree-depth-bias", "2"]),
+])
 def test_the_syntactic_decoder_trains_generates_and_translates_from_the_hub(
-        data_bin, tmp_path, arch, extra):
+        data_bin, tmp_path, arch, extra, model_options):
     """fairseq-train a few updates on the tiny target-trees corpus, fairseq-generate with a
     beam (incremental decoding), and the hub."""
     from fairseq_tree import hub
 
     save = tmp_path / "checkpoints"
     run_cli("fairseq-train", data_bin, *TRAIN, "--arch", arch, *TINY_OPTIONS, *extra,
-            "--target-trees", "--max-update", "6", "--save-dir", save)
+            *model_options, "--target-trees", "--max-update", "6", "--save-dir", save)
     proc = run_cli("fairseq-generate", data_bin, *GENERATE, *extra, "--target-trees", "--path",
                    save / "checkpoint_last.pt", "--max-len-b", "40")
     hypotheses = re.findall(r"^H-\d+\t\S+\t(.*)$", proc.stdout, flags=re.M)
@@ -234,6 +270,8 @@ def test_the_syntactic_decoder_trains_generates_and_translates_from_the_hub(
     assert not any(re.search(r"\[\(\]|\[\)\]", h) for h in hypotheses)
     model = hub.from_pretrained(str(save), "checkpoint_last.pt", data_name_or_path=str(data_bin))
     assert type(model.models[0].decoder).__name__.startswith("Syntactic")
+    depth_bias = model.models[0].decoder.layers[0].self_attn.depth_bias
+    assert (depth_bias is not None) == bool(model_options)
     translated = model.translate(TREES[:2], trees=True)
     assert len(translated) == 2 and not any("[" in t for t in translated)
     assert all(s < 0 for s in model.score(TREES[:2], TARGET_TREES[:2], trees=True))

@@ -5,12 +5,14 @@ prefix encodes, Transformer Grammars' STACK and COMPOSE masks (Sartran et al., T
 (``transformer_syntactic_decoder``, string-to-tree) or tree2seq's (``tree2seq_syntactic_decoder``,
 tree-to-tree)."""
 
+from fairseq.dataclass.utils import gen_parser_from_dataclass
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerConfig, TransformerDecoderBase
 from fairseq.models.transformer.transformer_legacy import TransformerModel, base_architecture
 
 from fairseq_tree.data.linearized_tree import CLOSE_SYMBOL, OPEN_SYMBOL
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.models.syntactic_decoder_config import SyntacticDecoderConfig
 from fairseq_tree.models.tree_decoder import TreeDecoder
 from fairseq_tree.models.tree_encoder import wrap_layer
 from fairseq_tree.modules.written_tree import WrittenTreeState
@@ -27,9 +29,12 @@ def check_syntactic_decoder(args, task):
     if getattr(task, "output_tree", None) is None:
         raise FairseqTreeError(f"--arch {args.arch} reads the tree its decoder writes: train it "
                                "with --task tree_translation --target-trees")
-    if getattr(args, "checkpoint_activations", False) or getattr(args, "offload_activations", False):
+    if any(getattr(args, name, False) for name in ("checkpoint_activations",
+                                                   "offload_activations")):
         raise FairseqTreeError("--checkpoint-activations / --offload-activations are not "
                                "supported by the syntactic decoder")
+    if args.tree_depth_bias < 0:
+        raise FairseqTreeError(f"--tree-depth-bias must be 0 or more, got {args.tree_depth_bias}")
 
 
 class WrittenTreeDecoding:
@@ -75,7 +80,13 @@ class SyntacticTreeDecoder(WrittenTreeDecoding, TreeDecoder):
 @register_model("syntactic_transformer")
 class SyntacticTransformerModel(TransformerModel):
     """String-to-tree: fairseq's Transformer (on the source leaves, ``--tree-input
-    leaves-only``) with the syntactic decoder. All Transformer options apply."""
+    leaves-only``) with the syntactic decoder. All Transformer options apply, plus
+    ``SyntacticDecoderConfig``."""
+
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        gen_parser_from_dataclass(parser, SyntacticDecoderConfig(), delete_default=True)
 
     @classmethod
     def build_model(cls, args, task):
@@ -91,4 +102,7 @@ class SyntacticTransformerModel(TransformerModel):
 @register_model_architecture("syntactic_transformer", "transformer_syntactic_decoder")
 def transformer_syntactic_decoder(args):
     """Transformer base with the syntactic decoder."""
+    for option in SyntacticDecoderConfig.__dataclass_fields__.values():
+        if getattr(args, option.name, None) is None:
+            setattr(args, option.name, option.default)
     base_architecture(args)

@@ -79,6 +79,9 @@ class Tree2SeqModel(TransformerModel):
                              "by tree2seq")
         if args.syntactic_decoder:
             check_syntactic_decoder(args, task)
+        elif args.tree_depth_bias:
+            raise FairseqTreeError("--tree-depth-bias biases the syntactic decoder's attention: "
+                                   "use it with --syntactic-decoder")
         return super().build_model(args, task)
 
     @classmethod

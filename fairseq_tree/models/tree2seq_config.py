@@ -6,6 +6,7 @@ from typing import Optional
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.models.syntactic_decoder_config import SyntacticDecoderConfig
 from fairseq_tree.modules.hierarchical_accumulation import AccumulationConventions
 
 
@@ -82,7 +83,7 @@ class TreeAttentionConfig(FairseqDataclass):
 
 
 @dataclass
-class Tree2SeqConfig(TreeAttentionConfig):
+class Tree2SeqConfig(TreeAttentionConfig, SyntacticDecoderConfig):
     """tree2seq's options: the tree attention's, and its decoder's."""
 
     cross_attention_nodes_only: bool = field(

@@ -22,7 +22,7 @@ Two ways to the same masks: ``written_tree_mask`` builds them for whole sequence
 its stack kept per hypothesis in fairseq's incremental state and reordered with the beam).
 """
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import torch
 from fairseq.incremental_decoding_utils import with_incremental_state
@@ -83,9 +83,29 @@ def written_tree_mask(tokens: Tensor, open_id: int, close_id: int) -> Tensor:
     """(bsz, tgt, tgt) True where each position of ``tokens`` (a decoder's input, ``</s>``
     first) may attend: COMPOSE for the closing brackets that close a constituent, STACK for the
     rest (Sartran et al., TACL 2022, Section 3.1, with the closing bracket written once)."""
-    depth, composes = tree_depths(tokens, open_id, close_id)
+    return masks_of_depths(*tree_depths(tokens, open_id, close_id))
+
+
+def masks_of_depths(depth: Tensor, composes: Tensor) -> Tensor:
+    """``written_tree_mask`` of the sequences whose ``tree_depths`` are given."""
     pops = pop_positions(depth, composes)
     return torch.where(composes[:, :, None], compose_mask(pops), stack_mask(pops))
+
+
+def depth_differences(query_levels: Tensor, key_levels: Tensor, clip: int) -> Tensor:
+    """(bsz, queries, keys) the query's depth in the tree less the key's, clipped to
+    [-clip, clip]: Transformer Grammars' relative positions (Sartran et al., TACL 2022,
+    Section 3.2, where they replace Transformer-XL's linear distances), here each position's
+    level."""
+    return (query_levels[:, :, None] - key_levels[:, None, :]).clamp(-clip, clip)
+
+
+class WrittenTreeMasks(NamedTuple):
+    """What the decoder's self-attention reads of the written tree for one pass."""
+
+    allowed: Tensor  # (bsz, queries, keys): True where a query may attend
+    query_levels: Tensor  # (bsz, queries): each query's level (depth after it)
+    key_levels: Tensor  # (bsz, keys)
 
 
 @with_incremental_state
@@ -100,18 +120,19 @@ class WrittenTreeState(nn.Module):
 
     def forward(self, tokens: Tensor,
                 incremental_state: Optional[Dict[str, Dict[str, Optional[Tensor]]]] = None
-                ) -> Tensor:
-        """(bsz, queries, tgt) True where each query may attend: every position of ``tokens``
-        (bsz, tgt), or in incremental decoding the last one only."""
+                ) -> WrittenTreeMasks:
+        """The masks and levels of the queries: every position of ``tokens`` (bsz, tgt), or in
+        incremental decoding the last one only."""
         if incremental_state is None:
-            return written_tree_mask(tokens, self.open_id, self.close_id)
+            depth, composes = tree_depths(tokens, self.open_id, self.close_id)
+            return WrittenTreeMasks(masks_of_depths(depth, composes), depth, depth)
         stack = self.get_incremental_state(incremental_state, "stack")
         if stack is None:  # the first step: the stack of the prefix before the last token
             stack = self.prefix_stack(tokens[:, :-1])
         on_stack, levels, row = self.advance(stack["on_stack"], stack["levels"], tokens[:, -1])
         self.set_incremental_state(incremental_state, "stack",
                                    {"on_stack": on_stack, "levels": levels})
-        return row[:, None, :]
+        return WrittenTreeMasks(row[:, None, :], levels[:, -1:], levels)
 
     def prefix_stack(self, tokens: Tensor) -> Dict[str, Tensor]:
         """The stack once ``tokens`` (bsz, tgt) are read: which positions are on it, and the
