@@ -9,6 +9,7 @@ from fairseq.modules import MultiheadAttention
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase
 from torch import Tensor, nn
 
+from fairseq_tree.errors import FairseqTreeError
 from fairseq_tree.modules.tree_transformer_layer import TreeDecoderLayer
 from fairseq_tree.modules.written_tree import WrittenTreeMasks, depth_differences
 
@@ -92,7 +93,8 @@ class WrittenTreeAttentionLayer:
 
     def build_self_attention(self, embed_dim, cfg, add_bias_kv=False, add_zero_attn=False):
         if cfg.cross_self_attention:
-            raise ValueError("--cross-self-attention is not supported by the syntactic decoder")
+            raise FairseqTreeError("--cross-self-attention is not supported by the syntactic "
+                                   "decoder")
         return WrittenTreeSelfAttention(
             embed_dim, cfg.decoder.attention_heads, dropout=cfg.attention_dropout,
             add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn, self_attention=True,
