@@ -192,6 +192,16 @@ def test_fairseq_generate_logs_the_malformed_trees_and_the_hub_writes_the_tree(
             scores = re.search(rf"^P-{index}\t(.*)$", proc.stdout, flags=re.M).group(1).split()
             assert len(scores) >= len(words.split()) + 1
     assert logged["on"] == 0
+    # --score-reference scores the references as trees, one score per written token
+    proc = run_cli("fairseq-generate", data_bin, *GENERATE, "--target-trees", "--path",
+                   checkpoint, "--score-reference")
+    trees = dict(re.findall(r"^H-(\d+)\t\S+\t(.*)$", proc.stdout, flags=re.M))
+    scores = dict(re.findall(r"^P-(\d+)\t(.*)$", proc.stdout, flags=re.M))
+    assert len(trees) == len(TARGET_TREES) and trees.keys() == scores.keys()
+    for index, tree in trees.items():  # and the end of sentence
+        assert len(scores[index].split()) == len(tree.split()) + 1
+    assert any("[(]" in tree for tree in trees.values())
+    assert "malformed trees" not in proc.stdout + proc.stderr  # no hypotheses of its own
     model = hub.from_pretrained(str(save), "checkpoint_last.pt", data_name_or_path=str(data_bin),
                                 detokenize=False)
     leaves = model.translate(TREES, trees=True, max_len_b=30)

@@ -20,7 +20,9 @@ fairseq's choice stands, and the tree may be malformed: the task's tally counts 
 """
 
 import math
+import re
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 import torch.nn as nn
@@ -79,6 +81,11 @@ def writes_well_formed(generator) -> bool:
     return isinstance(getattr(generator, "repeat_ngram_blocker", None), WellFormedTrees)
 
 
+# the tally as the task logs it after each batch (``WrittenTrees.report``)
+REPORT = re.compile(r"malformed trees: \d+ of this batch's \d+ best hypotheses, (\d+) of (\d+) "
+                    r"so far \(well-formed trees (on|off)\)")
+
+
 @dataclass
 class WrittenTrees:
     """A tally of the best hypotheses written as trees and of the malformed ones among them."""
@@ -97,3 +104,20 @@ class WrittenTrees:
         self.written += batch.written
         self.malformed += batch.malformed
         return batch
+
+    def report(self, batch: "WrittenTrees", well_formed: bool) -> str:
+        """The line logged after a batch (``batch``, its own tally) is counted in."""
+        return (f"malformed trees: {batch.malformed} of this batch's {batch.written} best "
+                f"hypotheses, {self.malformed} of {self.written} so far (well-formed trees "
+                f"{'on' if well_formed else 'off'})")
+
+    @staticmethod
+    def last_reported(text: str) -> Optional[dict]:
+        """The last tally ``report`` logged in ``text`` (a fairseq-generate log): {"malformed",
+        "written", "well_formed"}; None where there is none (a model that writes text)."""
+        found = REPORT.findall(text)
+        if not found:
+            return None
+        malformed, written, state = found[-1]
+        return {"malformed": int(malformed), "written": int(written),
+                "well_formed": state == "on"}

@@ -251,8 +251,5 @@ class TreeTranslationTask(TranslationTask):
         if self.output_tree is not None and not isinstance(generator, SequenceScorer):
             batch = self.written_trees.add(self.output_tree.grammar, hypos)
             if log_written_trees:
-                logger.info(f"malformed trees: {batch.malformed} of this batch's "
-                            f"{batch.written} best hypotheses, {self.written_trees.malformed} of "
-                            f"{self.written_trees.written} so far (well-formed trees "
-                            f"{'on' if writes_well_formed(generator) else 'off'})")
+                logger.info(self.written_trees.report(batch, writes_well_formed(generator)))
         return hypos
