@@ -13,7 +13,8 @@ from fairseq.data import Dictionary
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from omegaconf import open_dict
 
-from conftest import GENERATE, PLUGIN_DIR, TRAIN, TREES, run_cli
+from conftest import GENERATE, PLUGIN_DIR, TRAIN, TREES, run_cli, write_lines
+from fairseq_tree.data.bpe import learn_codes
 from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.linearized_tree import add_tree_symbols, delinearize
 from fairseq_tree.data.output_tree import OutputTree
@@ -25,7 +26,7 @@ from test_target_trees import TARGET_TREES, data_bin  # noqa: F401  (the corpus 
 @pytest.fixture(scope="module")
 def output_tree():
     dictionary = Dictionary()
-    for word in ("the", "dog", "barked"):
+    for word in ("the", "dog", "barked", "do@@", "g", "("):
         dictionary.add_symbol(word)
     for label in ("S", "NP"):
         dictionary.add_symbol(label_symbol(label))
@@ -56,6 +57,13 @@ def test_the_grammar_tells_a_well_formed_tree(output_tree, text, well_formed):
     if well_formed:  # the linearized tree's own reader agrees
         delinearize(written[:-1], *output_tree.symbols.bracket_ids)
     assert not output_tree.grammar.is_well_formed(written[:-1])  # no end of sentence
+
+
+def test_a_written_tree_is_bracketed_with_its_words_joined(output_tree):
+    written = ids(output_tree, "[(] [S] [(] [NP] the do@@ g ( [)] barked [)]")
+    joined = output_tree.bracketed(written, lambda text: text.replace("@@ ", ""))
+    assert joined == "(S (NP the dog -LRB-) barked)"
+    assert output_tree.bracketed(ids(output_tree, "the [)] [NP] dog")) == "the) [NP] dog"
 
 
 def greedy(output_tree, preference, max_len: int) -> str:
@@ -207,8 +215,18 @@ def test_fairseq_generate_logs_the_malformed_trees_and_the_hub_writes_the_tree(
     leaves = model.translate(TREES, trees=True, max_len_b=30)
     written = model.translate(TREES, trees=True, max_len_b=30, output_trees=True)
     assert model.written_trees.written == 2 * len(TREES) and model.written_trees.malformed == 0
+    assert any(tree.startswith("(") for tree in written)
     for tree, words in zip(written, leaves):
         tokens = tree.replace(")", " ) ").split()
         assert tokens.count(")") == sum(t.startswith("(") for t in tokens)  # balanced
         assert [unescape_token(t) for t in tokens if t != ")" and not t.startswith("(")] \
             == words.split()  # the tree's leaves are the translation
+    # fairseq-tree-translate --output-trees writes the same trees (BPE codes that keep every
+    # word of the sources whole: the data has no subwords)
+    source = write_lines(tmp_path / "src.en", TREES)
+    learn_codes(str(tmp_path / "codes"), 1000, trees=[str(source)], min_frequency=1)
+    proc = run_cli("fairseq-tree-translate", data_bin, "--path", checkpoint, "-s", "en", "-t",
+                   "fr", "--bpe-codes", tmp_path / "codes", "--input", source, "--trees",
+                   "--output-trees", "--no-detokenize", "--max-len-b", "30")
+    assert proc.stdout.splitlines() == written
+    assert f"0 of {len(TREES)} written trees malformed" in proc.stderr
