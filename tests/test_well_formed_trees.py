@@ -18,7 +18,7 @@ from fairseq_tree.data.bpe import learn_codes
 from fairseq_tree.data.label_dictionary import label_symbol
 from fairseq_tree.data.linearized_tree import add_tree_symbols, delinearize
 from fairseq_tree.data.output_tree import OutputTree
-from fairseq_tree.tasks.tree_generation import WellFormedTrees
+from fairseq_tree.tasks.tree_generation import WellFormedTrees, WrittenTrees
 from fairseq_tree.trees.normal_form import unescape_token
 from test_target_trees import TARGET_TREES, data_bin  # noqa: F401  (the corpus fixture)
 
@@ -195,6 +195,9 @@ def test_fairseq_generate_logs_the_malformed_trees_and_the_hub_writes_the_tree(
         malformed, written, state = found[-1]
         assert int(written) == len(TARGET_TREES) and state == ("off" if option else "on")
         logged[state] = int(malformed)
+        # what evaluate.sh records in test-results.json
+        assert WrittenTrees.last_reported(out) == {
+            "malformed": int(malformed), "written": len(TARGET_TREES), "well_formed": not option}
         # one score per written token: brackets and labels count, not only the leaves shown
         for index, words in re.findall(r"^H-(\d+)\t\S+\t(.*)$", proc.stdout, flags=re.M):
             scores = re.search(rf"^P-{index}\t(.*)$", proc.stdout, flags=re.M).group(1).split()
