@@ -36,7 +36,7 @@ class WellFormedTrees(nn.Module):
     beam, V) with every token that would make the written tree malformed at -inf; ``inner``
     (the n-gram blocker or None) applied first."""
 
-    def __init__(self, grammar: TreeGrammar, inner: nn.Module = None):
+    def __init__(self, grammar: TreeGrammar, inner: Optional[nn.Module] = None):
         super().__init__()
         self.grammar = grammar
         self.inner = inner
@@ -45,8 +45,8 @@ class WellFormedTrees(nn.Module):
                 step: int) -> torch.Tensor:
         if self.inner is not None:
             lprobs = self.inner(tokens, lprobs, bsz, beam_size, step)
-        # fairseq's buffer holds max_len tokens, the end of sentence and a pad; the end of
-        # sentence is forced at step max_len
+        # fairseq's buffer holds the beginning of sentence, max_len tokens and the end of
+        # sentence, which it forces at step max_len
         max_len = tokens.size(1) - 2
         allowed = self.grammar.allowed_tokens(tokens[:, :step + 1], max_len - step)
         masked = lprobs.masked_fill(~allowed, -math.inf)
