@@ -240,7 +240,7 @@ class TreeTranslationTask(TranslationTask):
                        log_written_trees: bool = True):
         """fairseq's step; of a model that writes trees, the best hypothesis of each sentence
         is counted in ``written_trees`` (well formed or not), and the tally logged unless
-        ``log_written_trees`` is False (the hub keeps its own count)."""
+        ``log_written_trees`` is False (the hub, whose caller reads the tally)."""
         net_input = sample["net_input"]
         if self.reads_trees and "src_node_labels" not in net_input:
             sample = {**sample, "net_input": self.interactive.attach(
