@@ -83,7 +83,11 @@ class TreeHubInterface(GeneratorHubInterface):
     each, "" for an empty sentence. A sentence longer than the model accepts raises
     ``TranslationInputError``, or with ``skip_invalid_size_inputs`` gives None and a warning;
     ``names`` (one per sentence, e.g. FILE:LINE) name sentences in errors and warnings.
-    ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees).
+    ``flat_fallbacks`` counts the sentences the parser could not parse (flat trees). Of a model
+    that writes trees (``--target-trees``) a translation is the leaves of the tree written;
+    with ``output_trees=True`` it is that tree, bracketed (``(S (NP le chien) (VN a aboyé))``:
+    subwords joined into words, not detokenized), and ``written_trees`` tallies the malformed
+    ones (none while the task keeps the trees it writes well formed, its default).
 
     ``score(sources, targets, trees=False, names=None)`` gives the model's log-probability of
     each given translation instead (see its docstring). Sources and targets go through one text
@@ -117,17 +121,27 @@ class TreeHubInterface(GeneratorHubInterface):
         return self.source_text.flat_fallbacks
 
     @property
+    def written_trees(self):
+        """Of a model that writes trees, the best hypotheses written so far and how many of
+        them were malformed trees (``.written``, ``.malformed``; none are while the task's
+        well-formed trees are on)."""
+        return self.task.written_trees
+
+    @property
     def text(self) -> TextPipeline:
         """The pipeline raw input goes through (the sources)."""
         return self.source_text
 
     def sample(self, sentences, beam: int = 1, verbose: bool = False, trees: bool = False,
                names: Optional[List[str]] = None, skip_invalid_size_inputs: bool = False,
-               **kwargs):
+               output_trees: bool = False, **kwargs):
         """Translations of ``sentences`` (see the class docstring)."""
         if isinstance(sentences, str):
             return self.sample([sentences], beam, verbose, trees, names or ["sentence"],
-                               skip_invalid_size_inputs, **kwargs)[0]
+                               skip_invalid_size_inputs, output_trees, **kwargs)[0]
+        if output_trees and self.task.output_tree is None:
+            raise FairseqTreeError("output_trees: the model writes text, not trees (it was "
+                                   "trained without --target-trees)")
         names = names or [f"sentences[{i}]" for i in range(len(sentences))]
         if len(names) != len(sentences):
             raise FairseqTreeError(f"{len(names)} names for {len(sentences)} sentences")
@@ -138,9 +152,13 @@ class TreeHubInterface(GeneratorHubInterface):
         items = self.encode_sources([sentences[i] for i in real], trees, [names[i] for i in real])
         fitting = self.fitting(items, [names[i] for i in real], skip_invalid_size_inputs)
         if fitting:
-            hypos = self.generate([items[k] for k in fitting], beam, verbose, **kwargs)
+            # the task tallies written trees; the hub's caller reads the tally
+            hypos = self.generate([items[k] for k in fitting], beam, verbose,
+                                  inference_step_args={"log_written_trees": False}, **kwargs)
             for k, best in zip(fitting, hypos):
-                outputs[real[k]] = self.decode(best[0]["tokens"])
+                outputs[real[k]] = (
+                    self.task.output_tree.bracketed(best[0]["tokens"], self.remove_bpe)
+                    if output_trees else self.decode(best[0]["tokens"]))
         return outputs
 
     def score(self, sources: Union[str, List[str]], targets: Union[str, List[str]],

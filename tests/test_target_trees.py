@@ -212,6 +212,7 @@ def test_the_bible_sample_writes_spacys_french_trees_from_recipe_to_generate_and
     save = tmp_path / "ckpt" / "bible-en-fr-sample-target-spacy" / "tree2seq"
     results = json.loads((save / "test-results.json").read_text())
     assert "--target-trees" in results["generate_command"] and results["sentences"] == 20
+    assert results["written_trees"] == {"malformed": 0, "written": 20, "well_formed": True}
     written = (save / "translations.tok.fr").read_text().splitlines()
     assert len(written) == 20 and not any("[(]" in line or "[)]" in line for line in written)
     model = hub.from_pretrained(str(save), "checkpoint_last.pt", recipe=str(work))

@@ -48,6 +48,7 @@ from fairseq_tree.data.recipe import Recipe, has_recipe
 from fairseq_tree.errors import CliError, FairseqTreeError
 from fairseq_tree.library_noise import ignore_library_warnings
 from fairseq_tree.line_files import decode_line, numbered_lines, open_output
+from fairseq_tree.tasks.tree_generation import WrittenTrees
 
 HYPOTHESIS = re.compile(r"H-(\d+)\t")
 GENERATE_OUTPUT = re.compile(r"[STHDPAEIW]-\d+\t")  # fairseq-generate's per-sentence lines
@@ -292,12 +293,16 @@ def evaluate(exp: Experiment, env: dict, args, extras: list[str]) -> int:
         run_command(cmd, out, show=lambda line: not GENERATE_OUTPUT.match(line),
                     merge_stderr=False)
     hyps = read_hypotheses(save_dir / "generate-test.txt", len(refs_tok))
+    # of a model that writes trees: how many of its best hypotheses were malformed trees
+    trees = WrittenTrees.last_reported((save_dir / "generate-test.txt").read_text(
+        encoding="utf-8", errors="replace"))
     detok = list(map(detokenizer(recipe, tgt), hyps))
     write_lines(save_dir / f"translations.tok.{tgt}", hyps)
     write_lines(save_dir / f"translations.{tgt}", detok)
     results = {"pair": exp.pair, "model": exp.model, "averaged_checkpoints": averaged,
                "checkpoint": str(model), "generate_command": shlex.join(cmd),
                "sentences": len(hyps), "lowercase": lowercase,
+               **({"written_trees": trees} if trees is not None else {}),
                **score(hyps, refs_tok, detok, refs_raw, exp.compound_split, lowercase),
                "paper_bleu": exp.paper_bleu}
     report(results, save_dir / "test-results.json")

@@ -19,7 +19,9 @@ the Python API, ``fairseq_tree.hub.from_pretrained`` (``Tree2SeqModel.from_pretr
 subword tokens and end of sentence, as ``fairseq-generate --score-reference`` computes it), one
 number a line. Every line of both files must hold a sentence, and the two files as many lines.
 A model that writes trees (string-to-tree) is given its targets as
-bracketed trees (tokenized, as its recipe's ``trees/`` targets); translations are their leaves.
+bracketed trees (tokenized, as its recipe's ``trees/`` targets), and its log-probability sums
+over the brackets and labels it writes too; translations are their leaves, or with
+``--output-trees`` the trees written, bracketed.
 
     fairseq-tree-translate --recipe data/bible-en-fr-sample --parser link-grammar \
         --path checkpoints/tree2seq/checkpoint_best.pt --input test.en --score-targets test.fr
@@ -51,10 +53,17 @@ def get_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lowercase", action="store_true",
                         help="lowercase the leaves (after parsing), as the IWSLT recipes do")
     parser.add_argument("--no-detokenize", action="store_true", help="write tokenised output")
+    parser.add_argument("--output-trees", action="store_true",
+                        help="of a model that writes trees (--target-trees), write the tree "
+                        "each translation is written as, bracketed, '(S (NP le chien) (VN a "
+                        "aboyé))' (subwords joined, not detokenized), instead of its leaves")
     parser.add_argument("--score-targets", metavar="FILE",
                         help="score these translations of --input (one a line; bracketed trees "
                         "for a model that writes trees) instead of translating: one "
-                        "log-probability a line")
+                        "log-probability a line, the natural log summed over every token the "
+                        "model writes for the target (its subwords, for a model that writes "
+                        "trees its brackets and labels too, and the end of sentence), not "
+                        "averaged")
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--lenpen", type=float, default=1.0)
     parser.add_argument("--max-len-a", type=float, default=0)
@@ -99,16 +108,20 @@ def translate(args):
             outputs = hub.translate(
                 [text for _, text in batch], beam=args.beam, trees=args.trees,
                 names=[where for where, _ in batch], skip_invalid_size_inputs=True,
-                lenpen=args.lenpen, max_len_a=args.max_len_a, max_len_b=args.max_len_b)
+                output_trees=args.output_trees, lenpen=args.lenpen, max_len_a=args.max_len_a,
+                max_len_b=args.max_len_b)
             for (_, text), line in zip(batch, outputs):
                 counts["empty"] += not text
                 counts["too long"] += line is None
                 sink.write((line or "").encode("utf-8") + b"\n")
             counts["lines"] += len(batch)
             progress.update(len(batch))
+    trees = hub.written_trees
+    written = (f", {trees.malformed} of {trees.written} written trees malformed"
+               if hub.task.output_tree is not None else "")
     print("fairseq-tree-translate: {lines} lines, {empty} empty, {too long} not translated "
-          "(too long), {flat} parsed as flat fallback trees".format(
-              **counts, flat=hub.flat_fallbacks), file=sys.stderr)
+          "(too long), {flat} parsed as flat fallback trees{written}".format(
+              **counts, flat=hub.flat_fallbacks, written=written), file=sys.stderr)
 
 
 def read_pairs(source_path: str, target_path: str) -> list[tuple[str, str, str]]:
@@ -143,8 +156,10 @@ def score(args):
                                names=[where for where, _, _ in batch])
             sink.write("".join(f"{value:.6f}\n" for value in scores).encode("utf-8"))
             progress.update(len(batch))
-    print(f"fairseq-tree-translate: {len(pairs)} pairs scored, {hub.flat_fallbacks} sources "
-          "parsed as flat fallback trees", file=sys.stderr)
+    what = "subwords, brackets, labels" if hub.task.output_tree is not None else "subwords"
+    print(f"fairseq-tree-translate: {len(pairs)} pairs scored (each a log-probability summed "
+          f"over the target's written tokens: {what} and end of sentence), "
+          f"{hub.flat_fallbacks} sources parsed as flat fallback trees", file=sys.stderr)
 
 
 def cli_main(argv=None):

@@ -13,17 +13,19 @@ and writes with one without symbols (no dictionary yet); the task makes its own 
 symbols of its target dictionary, for the datasets, the generator and the hubs.
 """
 
-from typing import Dict, FrozenSet, Iterator, Optional
+import functools
+from typing import Callable, Dict, FrozenSet, Iterator, List, Optional
 
 import numpy as np
 import torch
 from fairseq.data import data_utils
 
-from fairseq_tree.data.label_dictionary import label_symbol
+from fairseq_tree.data.label_dictionary import label_symbol, symbol_label
 from fairseq_tree.data.linearized_tree import TOKENS_PER_NODE, TreeSymbols
 from fairseq_tree.data.tree_encoding import encode_tree
 from fairseq_tree.data.tree_files import LABELS, SPANS, tree_file
-from fairseq_tree.trees.normal_form import NormalTree, parse_tree
+from fairseq_tree.data.tree_grammar import TreeGrammar
+from fairseq_tree.trees.normal_form import NormalTree, escape_token, parse_tree
 
 NODE_PARTS = (LABELS, SPANS)  # what a written tree stores beside its leaves
 
@@ -93,3 +95,44 @@ class OutputTree:
     def stripped_ids(self) -> FrozenSet[int]:
         """The ids fairseq strips from the output: the brackets and label symbols."""
         return self.symbols.ids
+
+    @functools.cached_property
+    def grammar(self) -> TreeGrammar:
+        """What a written tree may hold next (``data.tree_grammar``), in the target dictionary."""
+        open_id, close_id = self.symbols.bracket_ids
+        dictionary = self.symbols.dictionary
+        return TreeGrammar(len(dictionary), open_id, close_id,
+                           self.symbols.ids - {open_id, close_id}, dictionary.eos())
+
+    def bracketed(self, tokens: torch.Tensor,
+                  merge_subwords: Callable[[str], str] = lambda text: text) -> str:
+        """A written tree as a bracketed line, ``(S (NP le chien) (VN a aboyé))``: each
+        opening bracket with its label as ``(LABEL``, each run of leaves joined back into words
+        by ``merge_subwords`` (subword units -> words), ``(`` and ``)`` in words escaped as in
+        the input trees; what follows the end of sentence is left out. Written as it was
+        written: a malformed tree (under ``--no-well-formed-trees``) stays malformed, a
+        stray label shows as its symbol, ``[NP]``."""
+        dictionary = self.symbols.dictionary
+        open_id, close_id = self.symbols.bracket_ids
+        parts: List[str] = []
+        leaves: List[str] = []
+
+        def end_of_leaves():
+            parts.extend(escape_token(word) for word in merge_subwords(" ".join(leaves)).split())
+            leaves.clear()
+
+        for token in tokens.tolist():
+            if token == dictionary.eos():
+                break
+            if token not in self.symbols.ids:
+                leaves.append(dictionary[token])
+                continue
+            end_of_leaves()
+            if token == open_id or token == close_id:
+                parts.append("(" if token == open_id else ")")
+            elif parts and parts[-1] == "(":
+                parts[-1] += symbol_label(dictionary[token])
+            else:
+                parts.append(dictionary[token])
+        end_of_leaves()
+        return " ".join(parts).replace(" )", ")")

@@ -8,6 +8,7 @@ from typing import Callable, List, Optional
 import torch
 from fairseq import utils
 from fairseq.dataclass import ChoiceEnum
+from fairseq.sequence_scorer import SequenceScorer
 from fairseq.tasks import register_task
 from fairseq.tasks.translation import TranslationConfig, TranslationTask
 
@@ -21,6 +22,12 @@ from fairseq_tree.data.tree_pairs import (
     load_tree_pair_dataset,
 )
 from fairseq_tree.errors import FairseqTreeError
+from fairseq_tree.tasks.tree_generation import (
+    TreeSequenceGenerator,
+    TreeSequenceGeneratorWithAlignment,
+    WrittenTrees,
+    writes_well_formed,
+)
 from fairseq_tree.trees.normal_form import NormalTree
 
 logger = logging.getLogger(__name__)
@@ -73,6 +80,17 @@ class TreeTranslationConfig(TranslationConfig):
             "does; given targets (the hub's score, --score-targets) are bracketed trees"
         },
     )
+    no_well_formed_trees: bool = field(
+        default=False,
+        metadata={
+            "help": "with --target-trees, let generation write any token where it likes: by "
+            "default each hypothesis is kept a well-formed tree as it is written (a label after "
+            "each opening bracket and nowhere else, a closing bracket only in an open "
+            "constituent that holds a word, end of sentence only with every bracket closed, "
+            "brackets closed before the length limit); either way fairseq-generate logs how "
+            "many best hypotheses were malformed"
+        },
+    )
 
 
 @register_task("tree_translation", dataclass=TreeTranslationConfig)
@@ -114,6 +132,7 @@ class TreeTranslationTask(TranslationTask):
         remembered = {flag: bool(getattr(cfg, flag)) for flag in REMEMBERED_FLAGS}
         self.state.merge_state_dict({"tree_input": str(cfg.tree_input), **remembered})
         self.interactive = InteractiveTrees(self.source.item)
+        self.written_trees = WrittenTrees()  # the best hypotheses generated so far
 
     @property
     def reads_trees(self) -> bool:
@@ -174,12 +193,21 @@ class TreeTranslationTask(TranslationTask):
                         prefix_allowed_tokens_fn=None):
         """fairseq's generator; for a model that writes trees it names the tree's symbols as
         symbols to strip from the output, which fairseq-generate leaves out of hypotheses and
-        references alike before it prints and scores them."""
+        references alike before it prints and scores them, and (unless a ``seq_gen_cls`` is
+        given) it is fairseq's generator writing well-formed trees (``tree_generation``;
+        without the grammar's mask under ``--no-well-formed-trees``)."""
         if self.output_tree is not None and not getattr(args, "score_reference", False):
             extra_gen_cls_kwargs = dict(extra_gen_cls_kwargs or {})
             extra_gen_cls_kwargs["symbols_to_strip_from_output"] = (
                 set(extra_gen_cls_kwargs.get("symbols_to_strip_from_output") or ())
                 | self.output_tree.stripped_ids)
+            if seq_gen_cls is None:
+                seq_gen_cls = TreeSequenceGenerator
+                if getattr(args, "print_alignment", False):
+                    seq_gen_cls = TreeSequenceGeneratorWithAlignment
+                    extra_gen_cls_kwargs["print_alignment"] = args.print_alignment
+                extra_gen_cls_kwargs["tree_grammar"] = self.output_tree.grammar
+                extra_gen_cls_kwargs["well_formed"] = not self.cfg.no_well_formed_trees
         return super().build_generator(models, args, seq_gen_cls, extra_gen_cls_kwargs,
                                        prefix_allowed_tokens_fn=prefix_allowed_tokens_fn)
 
@@ -208,11 +236,20 @@ class TreeTranslationTask(TranslationTask):
         return self.inference_dataset([self.interactive.tree(tokens, pop=False)
                                        for tokens in src_tokens], constraints=constraints)
 
-    def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None):
+    def inference_step(self, generator, models, sample, prefix_tokens=None, constraints=None,
+                       log_written_trees: bool = True):
+        """fairseq's step; of a model that writes trees, the best hypothesis of each sentence
+        is counted in ``written_trees`` (well formed or not), and the tally logged unless
+        ``log_written_trees`` is False (the hub, whose caller reads the tally)."""
         net_input = sample["net_input"]
         if self.reads_trees and "src_node_labels" not in net_input:
             sample = {**sample, "net_input": self.interactive.attach(
                 net_input, self.source_dictionary.pad(), self.cfg.left_pad_source)}
-        return super().inference_step(
+        hypos = super().inference_step(
             generator, models, sample, prefix_tokens=prefix_tokens, constraints=constraints
         )
+        if self.output_tree is not None and not isinstance(generator, SequenceScorer):
+            batch = self.written_trees.add(self.output_tree.grammar, hypos)
+            if log_written_trees:
+                logger.info(self.written_trees.report(batch, writes_well_formed(generator)))
+        return hypos
